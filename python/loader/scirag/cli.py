@@ -1,0 +1,78 @@
+"""The scirag command line: set up a database, load documents, ask it questions."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from scirag import db
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="scirag: retrieval-augmented QA over scientific documents, inside PostgreSQL.")
+db_app = typer.Typer(no_args_is_help=True, help="Create and deploy scirag databases.")
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluation harness.")
+app.add_typer(db_app, name="db")
+app.add_typer(eval_app, name="eval")
+
+DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
+
+
+@db_app.command("init")
+def db_init(dsn: Optional[str] = DsnOption,
+            dim: int = typer.Option(db.EMBED_DIM, help="embedding dimension (fixed per database)")):
+    """Create the database if needed and deploy the schema with Sqitch."""
+    target = dsn or db.default_dsn()
+    db.init_db(target, dim)
+    db.echo("database ready")
+
+
+@app.command()
+def ingest(manifest: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL manifest"),
+           dsn: Optional[str] = DsnOption,
+           target_tokens: int = typer.Option(800, help="prose chunk target size in tokens"),
+           overlap_tokens: int = typer.Option(150, help="overlap carried into the next prose chunk")):
+    """Parse, chunk, embed and store every document a manifest lists."""
+    from scirag.ingest import Ingester, ingest_manifest
+
+    with db.connect(dsn or db.default_dsn(), role=db.LOADER_ROLE) as conn:
+        ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens)
+        counts = ingest_manifest(conn, manifest, ingester)
+    raise typer.Exit(0 if counts["added"] + counts["duplicate"] > 0 or counts["failed"] == 0 else 1)
+
+
+@app.command()
+def retrieve(question: str = typer.Argument(...),
+             k: int = typer.Option(10, "-k", help="results to show"),
+             profile: str = typer.Option("interactive", help="interactive or deep"),
+             layers: Optional[str] = typer.Option(None, help="comma-separated layers, e.g. keyword,vector"),
+             dsn: Optional[str] = DsnOption,
+             as_json: bool = typer.Option(False, "--json", help="print JSON rows")):
+    """Print ranked, cited chunks for a question (scirag.retrieve, as the reader role)."""
+    options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
+    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
+        rows = conn.execute(
+            """SELECT rank, score, layers, title, section_path, is_table, content, citation
+               FROM scirag.retrieve(%s, k => %s, profile => %s, options => %s)""",
+            (question, k, profile, json.dumps(options))).fetchall()
+        trace = conn.execute("SELECT scirag.last_trace()").fetchone()[0]
+    if as_json:
+        print(json.dumps([dict(zip(("rank", "score", "layers", "title", "section_path", "is_table",
+                                     "content", "citation"), r)) for r in rows], indent=2, default=str))
+        return
+    print(f"Q: {question}\n")
+    for rank, score, layer_ranks, title, path, is_table, content, citation in rows:
+        found = ", ".join(f"{name}#{r}" for name, r in sorted(layer_ranks.items(), key=lambda x: x[1]))
+        print(f"[{rank}] {title}" + (f" > {path}" if path else "") + ("  (table)" if is_table else ""))
+        print(f"    score {score:.4f}  found by {found}  cite: {citation.get('cite')}")
+        body = content.split("\n\n", 1)[-1].replace("\n", " ")
+        print(f"    {body[:300]}{'...' if len(body) > 300 else ''}\n")
+    if not rows:
+        print("(no evidence in your scope)")
+    stages = ", ".join(f"{s['stage']}:{s['status']} {s['ms']}ms n={s['candidates']}" for s in trace.get("stages", []))
+    print(f"trace: {stages}")
+
+
+if __name__ == "__main__":
+    app()

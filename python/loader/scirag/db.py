@@ -1,0 +1,100 @@
+"""Connections, roles and schema deployment for the scirag CLI."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_DB = os.environ.get("SCIRAG_DB", "scirag")
+EMBED_DIM = int(os.environ.get("SCIRAG_EMBED_DIM", "384"))
+LOADER_ROLE = os.environ.get("SCIRAG_LOADER_ROLE", "scirag_loader")
+READER_ROLE = os.environ.get("SCIRAG_ROLE", "scirag_reader")
+
+
+class ScopeError(RuntimeError):
+    """The connection cannot act as the scirag role it needs."""
+
+
+def default_dsn(dbname: str | None = None) -> str:
+    """SCIRAG_DSN, else the PG* variables, else the embedded project cluster."""
+    if os.environ.get("SCIRAG_DSN"):
+        dsn = os.environ["SCIRAG_DSN"]
+        return make_conninfo(dsn, dbname=dbname) if dbname else dsn
+    if os.environ.get("PGHOST"):
+        return make_conninfo("", dbname=dbname or os.environ.get("PGDATABASE", DEFAULT_DB))
+    pgdir = os.environ.get("SCIRAG_PGDIR", str(ROOT / ".pgdata"))
+    return make_conninfo(host=pgdir, port=os.environ.get("SCIRAG_PGPORT", "54329"),
+                         user="postgres", dbname=dbname or DEFAULT_DB)
+
+
+def with_dbname(dsn: str, dbname: str) -> str:
+    return make_conninfo(dsn, dbname=dbname)
+
+
+def connect(dsn: str | None = None, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
+    """Connect and, when asked, act as a scirag group role (SET ROLE), so row-level
+    security applies even when the login is a superuser."""
+    conn = psycopg.connect(dsn or default_dsn(), autocommit=autocommit)
+    if role:
+        member = conn.execute("SELECT pg_has_role(session_user, %s, 'MEMBER')", (role,)).fetchone()[0]
+        if not member:
+            conn.close()
+            raise ScopeError(f"login role cannot act as {role}: GRANT {role} TO <your login role> first")
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+        if not autocommit:
+            conn.commit()
+    return conn
+
+
+def python_path() -> str:
+    """Folders the server adds to sys.path: the venv's site-packages and python/plpy_helpers."""
+    site = sysconfig.get_paths()["purelib"]
+    return ":".join([site, str(ROOT / "python" / "plpy_helpers")])
+
+
+def sqitch(action: str, dsn: str, *args: str) -> None:
+    """Runs sqitch against the database named by dsn (through libpq variables)."""
+    exe = shutil.which("sqitch")
+    if not exe:
+        raise RuntimeError("sqitch is not installed: run scripts/install_system.sh")
+    params = conninfo_to_dict(dsn)
+    env = dict(os.environ)
+    for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"),
+                     ("password", "PGPASSWORD"), ("dbname", "PGDATABASE"), ("sslmode", "PGSSLMODE")):
+        if params.get(key):
+            env[var] = str(params[key])
+    target = "db:pg:" + params.get("dbname", DEFAULT_DB)
+    cmd = [exe, action, *args, target]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode != 0 and "Nothing to deploy" not in proc.stdout:
+        raise RuntimeError(f"sqitch {action} failed for {target}:\n{proc.stdout}\n{proc.stderr}")
+
+
+def init_db(dsn: str, dim: int = EMBED_DIM) -> None:
+    """Creates the database if missing, deploys the Sqitch plan and points PL/Python at the venv."""
+    params = conninfo_to_dict(dsn)
+    dbname = params.get("dbname", DEFAULT_DB)
+    with psycopg.connect(with_dbname(dsn, "postgres"), autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if not exists:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    sqitch("deploy", dsn, "--set", f"dim={dim}")
+    with psycopg.connect(dsn) as conn:
+        deployed = int(conn.execute(
+            "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
+        if deployed != dim:
+            raise RuntimeError(f"database {dbname} was deployed with embedding dimension {deployed}, "
+                               f"but SCIRAG_EMBED_DIM is {dim}: use another database or re-deploy")
+        conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'python_path'", (python_path(),))
+
+
+def echo(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

@@ -1,0 +1,868 @@
+"""Parse source files into one block model: headings, tables and prose.
+
+Every format (PDF, Markdown, HTML, plain text) ends up as a list of Block
+objects so that the chunker never needs to know where a document came from.
+Parsers only recover the structure the format states explicitly (Markdown
+'#', HTML <h2>, PDF table rulings); heuristics for headings and tables hidden
+in plain prose live in the chunker, which sees all formats alike.
+
+Line numbers are 1-based.  For text, Markdown and HTML they point into the
+source file.  For PDFs they point into the document's extracted text, defined
+as all blocks' text joined with one blank line between blocks ("\\n\\n".join).
+"""
+from __future__ import annotations
+
+import html
+import logging
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CELL_SEP = " | "
+
+
+@dataclass
+class Block:
+    kind: str                       # 'heading' | 'table' | 'prose'
+    text: str                       # tables: one row per line, cells joined by ' | '
+    level: int | None = None        # heading level 1..6
+    page: int | None = None         # 1-based PDF page
+    line_start: int | None = None   # 1-based line span (see module docstring)
+    line_end: int | None = None
+
+
+@dataclass
+class ParsedDocument:
+    blocks: list[Block] = field(default_factory=list)
+    parser: str = "text"            # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
+    title: str | None = None
+    pages: int | None = None
+
+
+class ParseError(Exception):
+    """A file could not be parsed; the message names the file and the reason."""
+
+
+# ---------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------
+
+_TEXT_FORMATS = {
+    ".md": "markdown", ".markdown": "markdown",
+    ".html": "html", ".htm": "html",
+    ".txt": "text",
+}
+
+
+def parse_file(path: str | Path) -> ParsedDocument:
+    """Parse a file, choosing the parser from its suffix."""
+    path = Path(path)
+    if not path.exists():
+        raise ParseError(f"{path}: file not found")
+    if not path.is_file():
+        raise ParseError(f"{path}: not a regular file")
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return _parse_pdf(path)
+
+    data = _read_bytes(path)
+    fmt = _TEXT_FORMATS.get(suffix)
+    if fmt is None:
+        # Unknown suffix: accept it only if it is plainly text, so binary
+        # files (images, archives, office documents) fail loudly instead of
+        # becoming garbage chunks.
+        if b"\x00" in data[:8192]:
+            raise ParseError(f"{path}: unsupported file type {suffix or '(no suffix)'!r} (binary content)")
+        fmt = "text"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"{path}: unsupported file type {suffix or '(no suffix)'!r}: not UTF-8 text "
+            f"(invalid byte at offset {exc.start})") from None
+    return parse_text(text, fmt=fmt, name=str(path))
+
+
+def parse_text(text: str, fmt: str = "text", name: str = "<inline>") -> ParsedDocument:
+    """Parse in-memory text; fmt is 'text', 'markdown' or 'html'."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if fmt == "markdown":
+        return _parse_markdown(text)
+    if fmt == "html":
+        return _parse_html(text)
+    if fmt == "text":
+        return ParsedDocument(blocks=_paragraph_blocks(text.split("\n"), first_line=1), parser="text")
+    raise ParseError(f"{name}: unknown format {fmt!r} (expected text, markdown or html)")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+# ---------------------------------------------------------------------------
+# Plain text
+# ---------------------------------------------------------------------------
+
+def _paragraph_blocks(lines: list[str], first_line: int) -> list[Block]:
+    """Blank-line separated paragraphs as prose blocks with their line spans."""
+    blocks: list[Block] = []
+    start = None
+    for i, line in enumerate(lines + [""]):
+        if line.strip():
+            if start is None:
+                start = i
+        elif start is not None:
+            blocks.append(Block("prose", "\n".join(lines[start:i]),
+                                line_start=first_line + start, line_end=first_line + i - 1))
+            start = None
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# Markdown (standard library only)
+# ---------------------------------------------------------------------------
+
+_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_MD_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_MD_HRULE = re.compile(r"^ {0,3}([-*_])( *\1){2,} *$")
+_MD_SETEXT = re.compile(r"^ {0,3}(=+|-+) *$")
+
+
+def _md_inline(text: str) -> str:
+    """Strip the inline markup that would only add noise to search text."""
+    text = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", text)   # images -> alt text
+    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)    # links -> link text
+    text = re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)          # bold
+    text = re.sub(r"`([^`]+)`", r"\1", text)                  # inline code
+    return text
+
+
+def _md_split_row(line: str) -> list[str]:
+    row = line.strip()
+    if row.startswith("|"):
+        row = row[1:]
+    if row.endswith("|") and not row.endswith("\\|"):
+        row = row[:-1]
+    cells = re.split(r"(?<!\\)\|", row)
+    return [_md_inline(c.strip().replace("\\|", "|")) for c in cells]
+
+
+def _is_md_table_start(lines: list[str], i: int) -> bool:
+    """A GFM table: a row with pipes followed by a ---|--- separator line."""
+    return ("|" in lines[i] and i + 1 < len(lines)
+            and "-" in lines[i + 1] and bool(_MD_TABLE_SEP.match(lines[i + 1])))
+
+
+def _parse_markdown(text: str) -> ParsedDocument:
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    title = None
+    para: list[tuple[int, str]] = []   # (0-based line index, text)
+
+    def flush_para():
+        if para:
+            blocks.append(Block("prose", "\n".join(_md_inline(t) for _, t in para),
+                                line_start=para[0][0] + 1, line_end=para[-1][0] + 1))
+            para.clear()
+
+    i = _skip_front_matter(lines)
+    while i < len(lines):
+        line = lines[i]
+        fence = _MD_FENCE.match(line)
+        heading = _MD_HEADING.match(line)
+        if fence:
+            # Fenced code is kept verbatim as prose (the chunker may still
+            # recognise an aligned grid inside it as a table).
+            flush_para()
+            marker = fence.group(1)
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(marker):
+                j += 1
+            if j > i + 1:
+                blocks.append(Block("prose", "\n".join(lines[i + 1:j]), line_start=i + 2, line_end=j))
+            i = j + 1
+        elif heading:
+            flush_para()
+            heading_text = _md_inline((heading.group(2) or "").strip())
+            if heading_text:
+                level = len(heading.group(1))
+                blocks.append(Block("heading", heading_text, level=level, line_start=i + 1, line_end=i + 1))
+                if level == 1 and title is None:
+                    title = heading_text
+            i += 1
+        elif _is_md_table_start(lines, i):
+            flush_para()
+            rows = [_md_split_row(lines[i])]
+            j = i + 2                                   # skip the separator line
+            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                rows.append(_md_split_row(lines[j]))
+                j += 1
+            blocks.append(Block("table", "\n".join(CELL_SEP.join(r) for r in rows),
+                                line_start=i + 1, line_end=j))
+            i = j
+        elif not line.strip():
+            flush_para()
+            i += 1
+        elif para and len(para) == 1 and _MD_SETEXT.match(line) and not _MD_HRULE.match(para[0][1]):
+            # Setext heading: a single text line underlined with === or ---.
+            level = 1 if line.strip().startswith("=") else 2
+            heading_text = _md_inline(para[0][1].strip())
+            blocks.append(Block("heading", heading_text, level=level, line_start=para[0][0] + 1, line_end=i + 1))
+            if level == 1 and title is None:
+                title = heading_text
+            para.clear()
+            i += 1
+        elif _MD_HRULE.match(line):
+            flush_para()
+            i += 1
+        else:
+            para.append((i, line))
+            i += 1
+    flush_para()
+    return ParsedDocument(blocks=blocks, parser="markdown", title=title)
+
+
+def _skip_front_matter(lines: list[str]) -> int:
+    """Index of the first line after a leading YAML front-matter block, if any."""
+    if lines and lines[0].strip() == "---":
+        for j in range(1, len(lines)):
+            if lines[j].strip() in ("---", "..."):
+                return j + 1
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# HTML (standard library html.parser)
+# ---------------------------------------------------------------------------
+
+_HTML_SKIP = {"script", "style", "noscript", "template", "svg"}
+_HTML_BLOCK = {"p", "li", "div", "blockquote", "pre", "section", "article", "main", "header",
+               "footer", "aside", "nav", "dd", "dt", "figcaption", "figure", "ul", "ol", "dl",
+               "form", "address", "body", "hr"}
+_HTML_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_HTML_VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed",
+              "source", "track", "wbr", "param"}
+
+
+class _HtmlBlocks(HTMLParser):
+    """Collects heading, table and prose blocks while the parser streams tags."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[Block] = []
+        self.title: str | None = None
+        self._skip = 0                  # depth inside script/style/...
+        self._in_title = False
+        self._title_parts: list[str] = []
+        self._pre = 0
+        self._text: list[str] = []      # current prose or heading text
+        self._span: list[int] = []      # source lines touched by _text
+        self._heading: int | None = None
+        self._tables: list[dict] = []   # stack, for nested tables
+
+    # -- helpers ------------------------------------------------------------
+    def _line(self) -> int:
+        return self.getpos()[0]
+
+    def _flush_text(self):
+        text = "".join(self._text)
+        text = text if self._pre else re.sub(r"[ \t\r\f\v]+", " ", text)
+        text = "\n".join(l.strip() for l in text.split("\n"))
+        text = re.sub(r"\n{2,}", "\n", text).strip()
+        if text:
+            kind = "heading" if self._heading else "prose"
+            self.blocks.append(Block(kind, text, level=self._heading,
+                                     line_start=min(self._span), line_end=max(self._span)))
+        self._text, self._span = [], []
+
+    # -- parser callbacks ---------------------------------------------------
+    def handle_starttag(self, tag, attrs):
+        if tag in _HTML_SKIP:
+            self._skip += 1
+            return
+        if tag == "title":
+            self._in_title = True
+            return
+        if self._skip:
+            return
+        table = self._tables[-1] if self._tables else None
+        if tag == "table":
+            if table is None:
+                self._flush_text()
+            self._tables.append({"rows": [], "row": None, "cell": None, "caption": [],
+                                 "in_caption": False, "start": self._line()})
+        elif table is not None and len(self._tables) == 1 and tag == "tr":
+            table["row"] = []
+            table["rows"].append(table["row"])
+        elif table is not None and len(self._tables) == 1 and tag in ("td", "th"):
+            if table["row"] is None:
+                table["row"] = []
+                table["rows"].append(table["row"])
+            table["cell"] = []
+            table["row"].append(table["cell"])
+        elif table is not None and tag == "caption":
+            table["in_caption"] = True
+        elif tag in _HTML_HEADINGS and table is None:
+            self._flush_text()
+            self._heading = _HTML_HEADINGS[tag]
+        elif tag == "br":
+            if self._text and not self._tables:
+                self._text.append("\n")     # a line break, not a new source line
+        elif tag in _HTML_BLOCK and table is None:
+            self._flush_text()
+            if tag == "pre":
+                self._pre += 1
+
+    def handle_endtag(self, tag):
+        if tag in _HTML_SKIP:
+            self._skip = max(0, self._skip - 1)
+            return
+        if tag == "title":
+            self._in_title = False
+            self.title = re.sub(r"\s+", " ", "".join(self._title_parts)).strip() or None
+            return
+        if self._skip:
+            return
+        table = self._tables[-1] if self._tables else None
+        if tag == "table" and table is not None:
+            self._tables.pop()
+            if not self._tables:
+                self._emit_table(table)
+        elif table is not None and tag in ("td", "th"):
+            table["cell"] = None
+        elif table is not None and tag == "caption":
+            table["in_caption"] = False
+        elif tag in _HTML_HEADINGS and self._heading:
+            self._flush_text()
+            self._heading = None
+        elif tag in _HTML_BLOCK and table is None:
+            self._flush_text()
+            if tag == "pre":
+                self._pre = max(0, self._pre - 1)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in _HTML_VOID:
+            self.handle_endtag(tag)
+
+    def handle_data(self, data):
+        if self._in_title:
+            self._title_parts.append(data)
+            return
+        if self._skip:
+            return
+        self._add_text(data)
+
+    def _add_text(self, data: str):
+        table = self._tables[-1] if self._tables else None
+        if table is not None:
+            if table["in_caption"]:
+                table["caption"].append(data)
+            elif table["cell"] is not None:
+                table["cell"].append(data)
+            return
+        if not data.strip() and not self._text:
+            return
+        start = self._line()
+        self._text.append(data)
+        self._span.extend((start, start + data.count("\n")))
+
+    def _emit_table(self, table: dict):
+        rows = []
+        for row in table["rows"]:
+            cells = [re.sub(r"\s+", " ", "".join(c)).strip() for c in row]
+            if any(cells):
+                rows.append(CELL_SEP.join(cells))
+        end = self._line()
+        caption = re.sub(r"\s+", " ", "".join(table["caption"])).strip()
+        if caption:
+            # The caption says what the numbers mean; keep it next to the table.
+            self.blocks.append(Block("prose", caption, line_start=table["start"], line_end=table["start"]))
+        if rows:
+            self.blocks.append(Block("table", "\n".join(rows), line_start=table["start"], line_end=end))
+
+    def close(self):
+        super().close()
+        self._flush_text()
+
+
+def _parse_html(text: str) -> ParsedDocument:
+    parser = _HtmlBlocks()
+    parser.feed(text)
+    parser.close()
+    title = parser.title
+    if title is None:
+        title = next((b.text for b in parser.blocks if b.kind == "heading" and b.level == 1), None)
+    return ParsedDocument(blocks=parser.blocks, parser="html", title=title and html.unescape(title))
+
+
+# ---------------------------------------------------------------------------
+# PDF: docling, then pdfplumber (text + tables), then pypdf (text only)
+# ---------------------------------------------------------------------------
+
+def _parse_pdf(path: Path) -> ParsedDocument:
+    head = _read_bytes(path)[:1024]
+    if not head:
+        raise ParseError(f"{path}: empty file (0 bytes), not a PDF")
+    if b"%PDF-" not in head:
+        raise ParseError(f"{path}: not a PDF (no %PDF- header in the first 1024 bytes)")
+
+    if _docling_available():
+        try:
+            doc = _parse_pdf_docling(path)
+            if doc.blocks:
+                return doc
+        except Exception as exc:  # docling is optional: fall through to pdfplumber
+            log.warning("docling failed on %s (%s); falling back to pdfplumber", path, exc)
+
+    errors: list[str] = []
+    try:
+        doc = _parse_pdf_pdfplumber(path)
+        if doc.blocks:
+            return doc
+        errors.append("pdfplumber found no text")
+    except Exception as exc:
+        errors.append(f"pdfplumber: {_describe(exc)}")
+
+    try:
+        doc = _parse_pdf_pypdf(path)
+    except ParseError:
+        raise
+    except Exception as exc:
+        errors.append(f"pypdf: {_describe(exc)}")
+        raise ParseError(f"{path}: unreadable or corrupt PDF ({'; '.join(errors)})") from None
+    if not doc.blocks:
+        raise ParseError(f"{path}: PDF has no extractable text ({doc.pages} pages; scanned images need OCR)")
+    return doc
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip() or exc.__class__.__name__
+    return f"{exc.__class__.__name__}: {text}"[:300]
+
+
+def _docling_available() -> bool:
+    try:
+        import docling  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+class _DocLines:
+    """Assigns line numbers in the document's extracted text as blocks are added."""
+
+    def __init__(self):
+        self.blocks: list[Block] = []
+        self.next_line = 1
+
+    def add(self, kind: str, text: str, page: int | None, level: int | None = None):
+        text = text.strip("\n")
+        if not text.strip():
+            return
+        n = text.count("\n") + 1
+        self.blocks.append(Block(kind, text, level=level, page=page,
+                                 line_start=self.next_line, line_end=self.next_line + n - 1))
+        self.next_line += n + 1          # one blank line between blocks
+
+
+def _parse_pdf_docling(path: Path) -> ParsedDocument:
+    from docling.document_converter import DocumentConverter
+
+    result = DocumentConverter().convert(str(path))
+    ddoc = result.document
+    out = _DocLines()
+    title = None
+    for item, _depth in ddoc.iterate_items():
+        label = str(getattr(item, "label", "")).lower().split(".")[-1]
+        prov = getattr(item, "prov", None) or []
+        page = getattr(prov[0], "page_no", None) if prov else None
+        if label in ("page_header", "page_footer", "picture"):
+            continue
+        if label == "table":
+            rows = _docling_table_rows(item)
+            if rows:
+                out.add("table", "\n".join(CELL_SEP.join(r) for r in rows), page)
+            continue
+        text = (getattr(item, "text", "") or "").strip()
+        if not text:
+            continue
+        if label == "title":
+            title = title or text
+            out.add("heading", text, page, level=1)
+        elif label == "section_header":
+            out.add("heading", text, page, level=min(6, max(1, int(getattr(item, "level", 1) or 1))))
+        else:
+            out.add("prose", text, page)
+    try:
+        pages = ddoc.num_pages()
+    except Exception:
+        pages = None
+    return ParsedDocument(blocks=out.blocks, parser="docling", title=title, pages=pages)
+
+
+def _docling_table_rows(item) -> list[list[str]]:
+    grid = getattr(getattr(item, "data", None), "grid", None) or []
+    rows = []
+    for row in grid:
+        cells = [re.sub(r"\s+", " ", (getattr(c, "text", "") or "")).strip() for c in row]
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    if reader.is_encrypted:
+        try:
+            unlocked = reader.decrypt("")
+        except Exception as exc:
+            raise ParseError(f"{path}: encrypted PDF that cannot be opened ({_describe(exc)})") from None
+        if not unlocked:
+            raise ParseError(f"{path}: encrypted PDF (a password is required)")
+    out = _DocLines()
+    for number, page in enumerate(reader.pages, start=1):
+        text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
+        for para in re.split(r"\n\s*\n", text):
+            out.add("prose", para, number)
+    title = _clean_pdf_title((reader.metadata or {}).get("/Title"))
+    return ParsedDocument(blocks=out.blocks, parser="pypdf", title=title, pages=len(reader.pages))
+
+
+def _clean_pdf_title(value) -> str | None:
+    title = str(value or "").strip()
+    # Producers often store junk like "Microsoft Word - draft3.docx" or "untitled".
+    if not title or title.lower() in ("untitled", "title") or re.search(r"\.(docx?|tex|pdf|dvi)$", title, re.I):
+        return None
+    return title
+
+
+# ---------------------------------------------------------------------------
+# pdfplumber: tables from rulings, prose in reading order (two-column aware)
+# ---------------------------------------------------------------------------
+
+_X_TOL = 1.5     # pdfplumber's default (3) glues words of tightly set LaTeX text together
+_ROW_TOL = 3.0   # words whose tops differ by less than this share a text row
+
+
+def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
+    import pdfplumber
+
+    # pdfminer logs a warning per odd object; they say nothing actionable here.
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    out = _DocLines()
+    with pdfplumber.open(str(path)) as pdf:
+        for number, page in enumerate(pdf.pages, start=1):
+            for kind, text in _pdfplumber_page_blocks(page):
+                out.add(kind, text, number)
+            page.flush_cache()          # keeps memory flat on long documents
+        title = _clean_pdf_title((pdf.metadata or {}).get("Title"))
+        pages = len(pdf.pages)
+    return ParsedDocument(blocks=out.blocks, parser="pdfplumber", title=title, pages=pages)
+
+
+def _pdfplumber_page_blocks(page) -> list[tuple[str, str]]:
+    """('table' | 'prose', text) pairs for one page, in reading order."""
+    words = [w for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL)
+             if w.get("upright", True)]
+    tables = _find_tables(page, words)
+    if tables:
+        # Drop the words inside tables from the prose so numbers appear once.
+        words = [w for w in words if not any(_center_inside(w, bbox) for bbox, _ in tables)]
+    rows = _group_rows(words)
+    streams = _reading_streams(rows, tables, page.width)
+    blocks: list[tuple[str, str]] = []
+    for stream in streams:
+        for item in _stream_paragraphs(stream):
+            blocks.append(item)
+    return blocks
+
+
+def _center_inside(obj: dict, bbox: tuple) -> bool:
+    cx = (obj["x0"] + obj["x1"]) / 2
+    cy = (obj["top"] + obj["bottom"]) / 2
+    x0, top, x1, bottom = bbox
+    return x0 <= cx <= x1 and top <= cy <= bottom
+
+
+def _overlaps(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+# -- tables -------------------------------------------------------------------
+
+def _find_tables(page, words: list[dict]) -> list[tuple[tuple, list[list[str]]]]:
+    """Tables as (bbox, rows).
+
+    Two kinds of ruling are common: full grids (both directions), which
+    pdfplumber's line strategy handles well, and booktabs-style tables with
+    only horizontal rules (most scientific papers), which it misses; for
+    those we cut columns at the vertical gutters of the words between rules.
+    """
+    found: list[tuple[tuple, list[list[str]]]] = []
+    if not page.edges:
+        return found
+    if any(e["orientation"] == "v" for e in page.edges):
+        for table in page.find_tables():
+            rows = _clean_rows(table.extract(x_tolerance=_X_TOL))
+            if _looks_like_table(rows) and not any(_overlaps(table.bbox, b) for b, _ in found):
+                found.append((tuple(table.bbox), rows))
+    for bbox in _ruled_regions(page, words):
+        if any(_overlaps(bbox, b) for b, _ in found):
+            continue
+        inside = [w for w in words if _center_inside(w, bbox)]
+        rows = _clean_rows(_grid_from_words(inside))
+        if _looks_like_table(rows):
+            found.append((bbox, rows))
+    return found
+
+
+def _clean_rows(rows) -> list[list[str]]:
+    """Normalise cells, drop empty rows and columns that are empty in every row."""
+    cleaned = [[re.sub(r"\s+", " ", c or "").strip() for c in row] for row in rows or []]
+    cleaned = [r for r in cleaned if any(r)]
+    if not cleaned:
+        return []
+    width = max(len(r) for r in cleaned)
+    cleaned = [r + [""] * (width - len(r)) for r in cleaned]
+    keep = [j for j in range(width) if any(r[j] for r in cleaned)]
+    return [[r[j] for j in keep] for r in cleaned]
+
+
+def _looks_like_table(rows: list[list[str]]) -> bool:
+    """Reject figure frames, text boxes and charts that happen to be ruled."""
+    if len(rows) < 2 or len(rows[0]) < 2:
+        return False
+    cells = [c for r in rows for c in r]
+    filled = [c for c in cells if c]
+    multi = sum(1 for r in rows if sum(1 for c in r if c) >= 2)
+    if multi < 2 or len(filled) / len(cells) < 0.4:
+        return False
+    # Real cells are short; a "table" of paragraphs is a framed text box.
+    return statistics.mean(len(c) for c in filled) <= 80
+
+
+def _ruled_regions(page, words: list[dict]) -> list[tuple]:
+    """Regions bounded by >= 2 horizontal rules of the same width (booktabs)."""
+    rules = [(l["x0"], l["top"], l["x1"], l["bottom"]) for l in page.lines
+             if abs(l["bottom"] - l["top"]) < 2 and l["x1"] - l["x0"] >= 40]
+    rules += [(r["x0"], r["top"], r["x1"], r["bottom"]) for r in page.rects
+              if r["height"] < 2 and r["width"] >= 40]
+    groups: list[list[tuple]] = []
+    for rule in sorted(rules, key=lambda r: r[1]):
+        for group in groups:
+            if abs(group[0][0] - rule[0]) <= 4 and abs(group[0][2] - rule[2]) <= 4:
+                if rule[1] - group[-1][1] > 1:          # skip a rule drawn twice
+                    group.append(rule)
+                break
+        else:
+            groups.append([rule])
+
+    verticals = [e for e in page.edges if e["orientation"] == "v" and e["bottom"] - e["top"] > 5]
+    captions = [w for w in words if re.match(r"^(Table|Figure|Fig\.?)(\d+[:.]?)?$", w["text"])]
+    regions = []
+    for group in groups:
+        run = [group[0]]
+        for rule in group[1:] + [None]:
+            # A caption between two rules means they belong to different tables.
+            split = rule is None or rule[1] - run[-1][1] > 400 or any(
+                run[-1][1] < w["top"] < rule[1] and rule[0] - 2 <= w["x0"] <= rule[2] for w in captions)
+            if split:
+                if len(run) >= 2 and run[-1][1] - run[0][1] > 8:
+                    bbox = (run[0][0] - 2, run[0][1] - 1, max(r[2] for r in run) + 2, run[-1][3] + 1)
+                    # Rules with vertical lines inside are grids or figures,
+                    # which the line strategy has already judged.
+                    if not any(_overlaps(bbox, (e["x0"] - 0.5, e["top"], e["x1"] + 0.5, e["bottom"]))
+                               for e in verticals):
+                        regions.append(bbox)
+                run = [rule] if rule else []
+            else:
+                run.append(rule)
+    return regions
+
+
+def _grid_from_words(words: list[dict]) -> list[list[str]]:
+    """Rows from word tops, columns from x-ranges no (or almost no) row covers."""
+    rows = _group_rows(words)
+    if len(rows) < 2:
+        return []
+    left = int(min(w["x0"] for w in words))
+    right = int(max(w["x1"] for w in words)) + 1
+    coverage = [0] * (right - left + 1)
+    for row in rows:
+        covered = set()
+        for w in row["words"]:
+            covered.update(range(int(w["x0"]) - left, int(w["x1"]) - left + 1))
+        for x in covered:
+            coverage[x] += 1
+    # One row may cross a gutter (a header spanning several columns).
+    allowance = 1 if len(rows) >= 6 else 0
+    columns: list[list[int]] = []
+    gap = 99
+    for x, count in enumerate(coverage):
+        if count > allowance:
+            if columns and gap < 4:
+                columns[-1][1] = x              # a narrow dip is a space inside a cell
+            else:
+                columns.append([x, x])
+            gap = 0
+        else:
+            gap += 1
+    if len(columns) < 2:
+        return []
+    bounds = [(a + left, b + left + 1) for a, b in columns]
+
+    def column_of(word):
+        cx = (word["x0"] + word["x1"]) / 2
+        return min(range(len(bounds)), key=lambda j: 0 if bounds[j][0] <= cx <= bounds[j][1]
+                   else min(abs(cx - bounds[j][0]), abs(cx - bounds[j][1])))
+
+    grid = []
+    for row in rows:
+        cells = [[] for _ in bounds]
+        for w in sorted(row["words"], key=lambda w: w["x0"]):
+            cells[column_of(w)].append(w["text"])
+        grid.append([" ".join(c) for c in cells])
+    return grid
+
+
+# -- reading order and paragraphs ---------------------------------------------
+
+def _group_rows(words: list[dict]) -> list[dict]:
+    """Cluster words into text rows by their top coordinate."""
+    rows: list[dict] = []
+    for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
+        if rows and w["top"] - rows[-1]["top"] <= _ROW_TOL:
+            rows[-1]["words"].append(w)
+        else:
+            rows.append({"top": w["top"], "words": [w]})
+    for row in rows:
+        row["words"].sort(key=lambda w: w["x0"])
+    return rows
+
+
+def _line(words: list[dict]) -> dict:
+    return {"kind": "line", "text": " ".join(w["text"] for w in words),
+            "x0": min(w["x0"] for w in words), "x1": max(w["x1"] for w in words),
+            "top": min(w["top"] for w in words), "bottom": max(w["bottom"] for w in words)}
+
+
+def _crosses_middle(words: list[dict], mid: float) -> bool:
+    """True for a full-width row: a word covers the centre, or the words either
+    side of it are only a word-space apart (a column gutter is much wider)."""
+    if any(w["x0"] < mid < w["x1"] for w in words):
+        return True
+    left_end = max((w["x1"] for w in words if w["x1"] <= mid), default=None)
+    right_start = min((w["x0"] for w in words if w["x0"] >= mid), default=None)
+    return left_end is not None and right_start is not None and right_start - left_end < 7
+
+
+def _reading_streams(rows: list[dict], tables: list, width: float) -> list[list[dict]]:
+    """Order lines and tables for reading, splitting two-column bands.
+
+    A page is two-column when few rows cross the page centre.  Rows (or
+    tables) that do cross it are full-width and close the current band;
+    inside a band the left column is read before the right one.
+    """
+    mid = width / 2
+    crosses = [_crosses_middle(r["words"], mid) for r in rows]
+    split_rows = [r for r, c in zip(rows, crosses) if not c]
+    two_column = (
+        len(rows) >= 10 and sum(crosses) / len(rows) < 0.35
+        and sum(1 for r in split_rows if r["words"][0]["x1"] <= mid) >= 5
+        and sum(1 for r in split_rows if r["words"][-1]["x0"] >= mid) >= 5)
+
+    items = []
+    for row, cross in zip(rows, crosses):
+        if not two_column or cross:
+            items.append((row["top"], "full", _line(row["words"])))
+        else:
+            left = [w for w in row["words"] if (w["x0"] + w["x1"]) / 2 < mid]
+            right = [w for w in row["words"] if (w["x0"] + w["x1"]) / 2 >= mid]
+            if left:
+                items.append((row["top"], "left", _line(left)))
+            if right:
+                items.append((row["top"], "right", _line(right)))
+    for bbox, table_rows in tables:
+        side = "full"
+        if two_column and bbox[2] <= mid + 2:
+            side = "left"
+        elif two_column and bbox[0] >= mid - 2:
+            side = "right"
+        items.append((bbox[1], side, {"kind": "table", "rows": table_rows}))
+    items.sort(key=lambda it: it[0])
+
+    # Each stream is a run of items read top to bottom: a column of a band,
+    # or consecutive full-width items.
+    streams: list[list[dict]] = []
+    band: dict[str, list[dict]] = {"left": [], "right": []}
+    full: list[dict] = []
+
+    def close_band():
+        for side in ("left", "right"):
+            if band[side]:
+                streams.append(band[side])
+            band[side] = []
+
+    for _top, side, item in items:
+        if side == "full":
+            close_band()
+            full.append(item)
+        else:
+            if full:
+                streams.append(full)
+                full = []
+            band[side].append(item)
+    close_band()
+    if full:
+        streams.append(full)
+    return streams
+
+
+def _stream_paragraphs(stream: list[dict]) -> list[tuple[str, str]]:
+    """Split a column's lines into paragraphs on vertical gaps and indents."""
+    lines = [i for i in stream if i["kind"] == "line"]
+    if lines:
+        heights = [l["bottom"] - l["top"] for l in lines]
+        gaps = [b["top"] - a["bottom"] for a, b in zip(lines, lines[1:]) if b["top"] > a["bottom"]]
+        line_h = statistics.median(heights)
+        usual_gap = statistics.median(gaps) if gaps else 2.0
+        left = Counter(round(l["x0"]) for l in lines).most_common(1)[0][0]
+        right = Counter(round(l["x1"]) for l in lines).most_common(1)[0][0]
+
+    out: list[tuple[str, str]] = []
+    para: list[str] = []
+    prev = None
+
+    def flush():
+        if para:
+            out.append(("prose", "\n".join(para)))
+            para.clear()
+
+    for item in stream:
+        if item["kind"] == "table":
+            flush()
+            out.append(("table", "\n".join(CELL_SEP.join(r) for r in item["rows"])))
+            prev = None
+            continue
+        if prev is not None:
+            gap = item["top"] - prev["bottom"]
+            indented = 4 <= item["x0"] - left <= 30
+            prev_short = prev["x1"] < right - 0.15 * max(right - left, 1) and prev["text"][-1:] in ".?!:"
+            if gap > usual_gap + 0.6 * line_h or indented or prev_short:
+                flush()
+        para.append(item["text"])
+        prev = item
+    flush()
+    return out

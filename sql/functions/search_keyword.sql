@@ -1,0 +1,80 @@
+-- Deploy scirag:functions/search_keyword
+BEGIN;
+CREATE OR REPLACE FUNCTION scirag.search_keyword(query text, n int DEFAULT 100)
+RETURNS TABLE (chunk_id bigint, rank int, score double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- BM25 over English lexemes (stemmed, stop words dropped). Query terms are OR-ed,
+-- so a natural-language question is never ANDed into zero hits; "quoted phrases"
+-- must occur as phrases and a -word must not occur. N, the average length and the
+-- document frequencies are sums over the (license, source) classes that row-level
+-- security shows the caller: they describe the caller's scope and reveal nothing
+-- about text it cannot see.
+DECLARE
+  k1 double precision;
+  b double precision;
+  q text := left(coalesce(query, ''), 20000);
+  positive text;
+  phrase text;
+  neg text;
+  phrase_q tsquery;
+  neg_q tsquery;
+  lexemes text[];
+  qtfs int[];
+BEGIN
+  IF coalesce(n, 0) <= 0 THEN
+    RETURN;
+  END IF;
+  SELECT max(value) FILTER (WHERE key = 'bm25_k1')::float8, max(value) FILTER (WHERE key = 'bm25_b')::float8
+    INTO k1, b FROM scirag.settings WHERE key IN ('bm25_k1', 'bm25_b');
+  BEGIN
+    FOR phrase IN SELECT m[1] FROM regexp_matches(q, '"([^"]*)"', 'g') AS m LOOP
+      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
+        phrase_q := CASE WHEN phrase_q IS NULL THEN phraseto_tsquery('english', phrase)
+                         ELSE phrase_q && phraseto_tsquery('english', phrase) END;
+      END IF;
+    END LOOP;
+    -- phrase words still score; the quote characters themselves (balanced or not) go
+    positive := replace(q, '"', ' ');
+    FOR neg IN SELECT m[2] FROM regexp_matches(positive, '(^|\s)-([^\s-][^\s]*)', 'g') AS m LOOP
+      IF numnode(plainto_tsquery('english', neg)) > 0 THEN
+        neg_q := CASE WHEN neg_q IS NULL THEN plainto_tsquery('english', neg)
+                      ELSE neg_q || plainto_tsquery('english', neg) END;
+      END IF;
+    END LOOP;
+    positive := regexp_replace(positive, '(^|\s)-[^\s-][^\s]*', ' ', 'g');
+    SELECT array_agg(u.lexeme), array_agg(coalesce(cardinality(u.positions), 1))
+      INTO lexemes, qtfs FROM unnest(to_tsvector('english', positive)) AS u;
+  EXCEPTION WHEN OTHERS THEN
+    RETURN;  -- input the text-search parser cannot read matches nothing; it never raises
+  END;
+  IF lexemes IS NULL THEN
+    RETURN;  -- only stop words, punctuation or negations
+  END IF;
+  RETURN QUERY
+  WITH qt AS (SELECT * FROM unnest(lexemes, qtfs) AS t(lexeme, qtf)),
+  cls AS (SELECT sum(s.n_chunks)::float8 AS n, sum(s.sum_dl)::float8 / nullif(sum(s.n_chunks), 0) AS avgdl
+          FROM scirag.kw_class_stats s),
+  df AS (SELECT s.lexeme, sum(s.df)::float8 AS df FROM scirag.kw_term_stats s
+         WHERE s.lexeme = ANY (lexemes) GROUP BY s.lexeme),
+  w AS (SELECT qt.lexeme, qt.qtf * ln(1 + (cls.n - df.df + 0.5) / (df.df + 0.5)) AS idf
+        FROM qt JOIN df ON df.lexeme = qt.lexeme CROSS JOIN cls),
+  scored AS (
+    SELECT p.chunk_id AS id,
+           sum(w.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.dl / cls.avgdl))) AS s
+    FROM w JOIN scirag.kw_postings p ON p.lexeme = w.lexeme CROSS JOIN cls
+    GROUP BY p.chunk_id)
+  SELECT sc.id, (row_number() OVER (ORDER BY sc.s DESC, sc.id))::int, sc.s
+  FROM scored sc
+  WHERE (phrase_q IS NULL AND neg_q IS NULL)
+     OR EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = sc.id
+                AND (phrase_q IS NULL OR c.tsv @@ phrase_q)
+                AND (neg_q IS NULL OR NOT c.tsv @@ neg_q))
+  ORDER BY sc.s DESC, sc.id
+  LIMIT n;
+END $$;
+COMMENT ON FUNCTION scirag.search_keyword(text, int) IS
+  'Keyword layer: BM25 (settings bm25_k1, bm25_b) over English lexemes, OR of the question''s terms, with "phrases" and -negation; never raises.';
+GRANT EXECUTE ON FUNCTION scirag.search_keyword(text, int) TO scirag_reader, scirag_loader;
+COMMIT;
