@@ -97,7 +97,7 @@ BEGIN
   END IF;
 
   -- One query embedding per call, shared by every layer that needs it.
-  IF qvec IS NULL AND 'vector' = ANY (wanted) THEN
+  IF qvec IS NULL AND wanted && ARRAY['vector', 'community'] THEN
     t0 := clock_timestamp();
     BEGIN
       qvec := scirag.embed_query(query);
@@ -129,12 +129,28 @@ BEGIN
       ELSIF layer = 'keyword' THEN
         got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank)::scirag.layer_hit
                      FROM scirag.search_keyword(query, depth) kw);
-      ELSE
-        status := 'skipped';  -- layer not available in this deployment
+      ELSIF layer = 'hyde' THEN
+        got := ARRAY(SELECT ROW('hyde', h.chunk_id, h.rank)::scirag.layer_hit
+                     FROM scirag.search_hyde(query, depth) h);
+      ELSIF layer = 'graph' THEN
+        -- dynamic SQL: the graph layer is an optional part of a deployment
+        EXECUTE 'SELECT coalesce(array_agg(ROW(''graph'', g.chunk_id, g.rank)::scirag.layer_hit), ''{}'')
+                 FROM scirag.search_graph($1, $2) g' INTO got USING query, depth;
+      ELSIF layer = 'community' THEN
+        IF qvec IS NULL THEN
+          status := 'skipped';
+        ELSE
+          EXECUTE 'SELECT coalesce(array_agg(ROW(''community'', m.chunk_id, m.rank)::scirag.layer_hit), ''{}'')
+                   FROM scirag.search_community_chunks($1, $2) m' INTO got USING qvec, depth;
+        END IF;
       END IF;
-    EXCEPTION WHEN OTHERS THEN
-      status := 'error';
-      got := '{}';
+    EXCEPTION
+      WHEN undefined_function THEN
+        status := 'skipped';  -- layer not installed in this deployment
+        got := '{}';
+      WHEN OTHERS THEN
+        status := 'error';
+        got := '{}';
     END;
     ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
     budget := coalesce((cfg->'budgets_ms'->>layer)::float8, 'infinity');

@@ -220,7 +220,8 @@ def _caps_heading(line: str) -> bool:
     """'RESULTS AND DISCUSSION'."""
     text = line.strip()
     letters = [c for c in text if c.isalpha()]
-    if len(letters) < 4 or len(text.split()) > 10 or len(text) > 80 or _looks_tabular(text):
+    # Capitalised document titles run longer than Title Case sub-headings.
+    if len(letters) < 4 or len(text.split()) > 14 or len(text) > 120 or _looks_tabular(text):
         return False
     if text.endswith((".", ",", ";")) or _numeric_count(text.split()) >= 2 or not _wordy(text):
         return False
@@ -245,8 +246,8 @@ def _title_case_heading(line: str) -> bool:
         return False
     if "et al" in text or _numeric_count(words) >= 2 or sum(c.isalpha() for c in text) < 4:
         return False
-    if not _wordy(text):
-        return False
+    if not _wordy(text) or re.search(r"(^|\s)[A-Z]\.(\s|$)", text):
+        return False            # initials: a byline ("J. P. Laskowski"), not a heading
     significant = [w for w in words if w.lower().strip("():,") not in _SMALL_WORDS]
     if not significant:
         return False
@@ -274,6 +275,9 @@ def _heading_kind(line: str) -> tuple[str, int | None] | None:
 # Tables in prose
 # ---------------------------------------------------------------------------
 
+# A run of 2+ spaces between columns; not the typewriter double space after
+# a full stop, which would make ordinary plain-text prose look like a grid.
+_GRID_GAP = re.compile(r"(?<=[^\s.!?:;]) {2,}(?=\S)")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
@@ -282,13 +286,11 @@ def _table_line_kind(line: str) -> str | None:
     text = line.strip()
     if not text:
         return None
-    if text.count("|") >= 2 or (text.startswith("|") or text.endswith("|")) and "|" in text[1:-1]:
-        return "pipe"
-    if _TABLE_SEPARATOR.match(text) and "|" in text:
+    if text.count("|") >= 2 or (_TABLE_SEPARATOR.match(text) and "|" in text):
         return "pipe"
     if "\t" in text and len([c for c in text.split("\t") if c.strip()]) >= 2:
         return "tab"
-    if len(re.split(r" {2,}", text)) >= 3:
+    if len(_GRID_GAP.findall(text)) >= 2:
         return "grid"
     tokens = text.split()
     numeric = _numeric_count(tokens)
@@ -541,16 +543,18 @@ def _tail_sentences(text: str, overlap: int) -> str:
     last sentence is longer, its last overlap tokens' worth of words."""
     if overlap <= 0:
         return ""
-    sentences = split_sentences(text.replace(PARA_SEP, " "))
-    taken, size = [], 0
-    for sentence in reversed(sentences):
-        n = count_tokens(sentence)
-        if size + n > overlap:
+    # Sentence starts across all paragraphs; the carry is a literal suffix of
+    # the text, so paragraph breaks inside it survive.
+    starts = []
+    for para in re.finditer(r"(?:(?!\n\n).)+", text, re.DOTALL):
+        starts.extend(para.start() + a for a, _ in _sentence_spans(para.group(0)))
+    cut = None
+    for start in reversed(starts):
+        if count_tokens(text[start:]) > overlap:
             break
-        taken.insert(0, sentence)
-        size += n
-    if taken:
-        return " ".join(taken)
+        cut = start
+    if cut is not None:
+        return text[cut:].strip()
     words, size = [], 0
     for word in reversed(text.split()):
         size += count_tokens(word)
@@ -593,6 +597,7 @@ class _Builder:
         self.sections: list[_Section] = []
         self.buffer: list[_Unit] = []        # paragraphs waiting to be packed
         self.carry: str = ""                 # overlap for the next prose chunk
+        self.carry_is_prose = False          # False: table rows, which stay a block of their own
 
     # -- structure ------------------------------------------------------------
     @property
@@ -645,6 +650,7 @@ class _Builder:
         self._record(unit.text, unit.span)
         self._emit("table", unit.text, unit.span)
         self.carry = _table_tail(unit.text)
+        self.carry_is_prose = False
 
     def paragraph(self, unit: _Unit):
         self._record(unit.text, unit.span)
@@ -672,11 +678,14 @@ class _Builder:
         new_text = _join_pieces(pieces)
         body = new_text
         if self.carry:
-            body = self.carry + (" " if pieces[0].continues and "\n" not in self.carry else PARA_SEP) + new_text
+            # Sentences of one paragraph split over two chunks rejoin with a space.
+            joiner = " " if pieces[0].continues and self.carry_is_prose else PARA_SEP
+            body = self.carry + joiner + new_text
         # The span covers the chunk's own source lines; the overlap is repeated
         # context whose source is the previous chunk.
         self._emit("prose", body, _span_of(p.span for p in pieces))
         self.carry = _tail_sentences(new_text, self.overlap)
+        self.carry_is_prose = True
 
     def _emit(self, kind: str, body: str, span: _Span):
         content = self._content(self.path, body)

@@ -74,5 +74,37 @@ def retrieve(question: str = typer.Argument(...),
     print(f"trace: {stages}")
 
 
+ABLATIONS = {
+    "keyword": ("interactive", {"layers": ["keyword"]}),
+    "vector": ("interactive", {"layers": ["vector"]}),
+    "interactive": ("interactive", {}),
+}
+
+
+@eval_app.command("beir")
+def eval_beir(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"),
+              split: str = typer.Option("train", help="qrels split"),
+              layers: Optional[str] = typer.Option(None, help="comma-separated layers for a single run"),
+              profile: str = typer.Option("interactive", help="retrieval profile"),
+              ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
+              limit: Optional[int] = typer.Option(None, help="only the first N queries (smoke runs)"),
+              dsn: Optional[str] = DsnOption):
+    """Load a BEIR corpus into its own database (once), run its queries through
+    scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level)."""
+    from scirag.beir import beir_dsn, load_corpus, run_config
+    from scirag.evaluation import print_table
+
+    target = beir_dsn(dsn or db.default_dsn(), corpus_dir)
+    db.echo(f"loading {corpus_dir} (once) into {db.conninfo_to_dict(target).get('dbname')}")
+    load_corpus(target, corpus_dir)
+    if ablation:
+        configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
+    else:
+        options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
+        configs = [(layers.replace(",", "+") if layers else profile, profile, options)]
+    results = [run_config(target, corpus_dir, split, name, p, o, limit) for name, p, o in configs]
+    print_table(results, ["run", "config", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"])
+
+
 if __name__ == "__main__":
     app()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: F401 (re-exported)
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DB = os.environ.get("SCIRAG_DB", "scirag")

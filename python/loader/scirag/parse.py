@@ -17,7 +17,7 @@ import logging
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -38,8 +38,8 @@ class Block:
 
 @dataclass
 class ParsedDocument:
-    blocks: list[Block] = field(default_factory=list)
-    parser: str = "text"            # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
+    blocks: list[Block]
+    parser: str                     # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
     title: str | None = None
     pages: int | None = None
 
@@ -315,7 +315,9 @@ class _HtmlBlocks(HTMLParser):
             self._flush_text()
             self._heading = _HTML_HEADINGS[tag]
         elif tag == "br":
-            if self._text and not self._tables:
+            if table is not None and table["cell"] is not None:
+                table["cell"].append(" ")
+            elif self._text:
                 self._text.append("\n")     # a line break, not a new source line
         elif tag in _HTML_BLOCK and table is None:
             self._flush_text()
@@ -410,7 +412,11 @@ def _parse_html(text: str) -> ParsedDocument:
 # ---------------------------------------------------------------------------
 
 def _parse_pdf(path: Path) -> ParsedDocument:
-    head = _read_bytes(path)[:1024]
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1024)
+    except OSError as exc:
+        raise ParseError(f"{path}: cannot read file ({exc.strerror or exc})") from None
     if not head:
         raise ParseError(f"{path}: empty file (0 bytes), not a PDF")
     if b"%PDF-" not in head:
@@ -523,6 +529,7 @@ def _docling_table_rows(item) -> list[list[str]]:
 def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
     from pypdf import PdfReader
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)   # the ParseError says what matters
     reader = PdfReader(str(path))
     if reader.is_encrypted:
         try:
