@@ -17,11 +17,11 @@ SET search_path = pg_catalog, pg_temp
 AS $$
   -- score(c) = sum over layers of weight(layer) / (rrf_k + rank of c in layer).
   -- Ranks, not native scores: cosine distances and BM25 scores are not comparable.
-  SELECT h.chunk_id,
-         sum((scirag.default_rrf_weights() || coalesce(weights, '{}') ->> h.layer)::float8 / (rrf_k + h.rank)),
-         jsonb_object_agg(h.layer, h.rank)
-  FROM unnest(hits) AS h
-  WHERE (scirag.default_rrf_weights() || coalesce(weights, '{}')) ? h.layer
+  -- A layer with no weight (neither default nor given) does not count.
+  WITH w AS (SELECT key AS layer, value::float8 AS weight
+             FROM jsonb_each_text(scirag.default_rrf_weights() || coalesce(weights, '{}')))
+  SELECT h.chunk_id, sum(w.weight / (rrf_k + h.rank)), jsonb_object_agg(h.layer, h.rank)
+  FROM unnest(hits) AS h JOIN w ON w.layer = h.layer
   GROUP BY h.chunk_id
   ORDER BY 2 DESC, 1
 $$;

@@ -1,6 +1,18 @@
 -- Deploy scirag:functions/retrieve
 BEGIN;
 
+CREATE OR REPLACE FUNCTION scirag.breadcrumb(title text, section_path text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  -- Documents often open with their title as a top heading: say it once.
+  SELECT nullif(CASE WHEN section_path = title THEN ''
+                     WHEN starts_with(section_path, title || ' > ') THEN substr(section_path, length(title) + 4)
+                     ELSE section_path END, '')
+$$;
+COMMENT ON FUNCTION scirag.breadcrumb(text, text) IS 'Section path without a leading heading that repeats the document title (NULL when nothing is left).';
+
 CREATE OR REPLACE FUNCTION scirag.citation(d scirag.documents, c scirag.chunks)
 RETURNS jsonb
 LANGUAGE sql STABLE
@@ -9,7 +21,7 @@ AS $$
   SELECT jsonb_strip_nulls(jsonb_build_object(
     'document_id', d.id, 'external_id', d.external_id, 'chunk_id', c.id, 'title', d.title,
     'authors', to_jsonb(d.authors), 'year', d.year, 'doi', d.doi, 'license', d.license::text,
-    'section_path', nullif(c.section_path, ''),
+    'section_path', scirag.breadcrumb(d.title, c.section_path),
     'pages', CASE WHEN c.page_start IS NOT NULL THEN
                CASE WHEN c.page_end IS DISTINCT FROM c.page_start THEN c.page_start || '-' || c.page_end
                     ELSE c.page_start::text END END,
@@ -18,7 +30,7 @@ AS $$
               CASE WHEN cardinality(d.authors) > 2 THEN d.authors[1] || ' et al.'
                    ELSE array_to_string(d.authors, ' & ') END || CASE WHEN d.year IS NOT NULL THEN ' (' || d.year || ')' END,
               d.title,
-              nullif(c.section_path, ''),
+              scirag.breadcrumb(d.title, c.section_path),
               CASE WHEN c.page_start IS NOT NULL THEN 'p. ' || c.page_start
                    WHEN c.line_start IS NOT NULL THEN 'lines ' || c.line_start || '-' || coalesce(c.line_end, c.line_start) END,
               CASE WHEN d.doi IS NOT NULL THEN 'doi:' || d.doi END)))
@@ -197,6 +209,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
   'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them with weighted RRF and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, rrf_k. With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
-GRANT EXECUTE ON FUNCTION scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
+GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
 COMMIT;

@@ -30,14 +30,24 @@ def beir_dsn(base_dsn: str, corpus_dir: Path) -> str:
 
 def load_corpus(dsn: str, corpus_dir: Path, license_: str = "public") -> None:
     """Ingests corpus.jsonl once; a finished load of the same file is recognised by its hash."""
+    def entries():
+        for i, line in enumerate(open(corpus_dir / "corpus.jsonl", encoding="utf-8"), 1):
+            d = json.loads(line)
+            yield Entry(line_no=i, id=d["_id"], title=(d.get("title") or d["_id"]).strip(),
+                        text=d.get("text") or "", source=f"beir-{corpus_dir.name}", license=license_)
+    load_documents(dsn, corpus_tag(corpus_dir), entries())
+
+
+def load_documents(dsn: str, tag: str, entries) -> None:
+    """Deploys dsn's database and ingests the entries once: a finished load with the
+    same tag is a no-op, and an interrupted one resumes (documents already stored are skipped)."""
     db.init_db(dsn)
-    tag = corpus_tag(corpus_dir)
     with db.connect(dsn, role=db.LOADER_ROLE) as conn:
         done = conn.execute("SELECT 1 FROM scirag.ingest_runs WHERE manifest = %s AND finished_at IS NOT NULL",
                             (tag,)).fetchone()
         if done:
             return
-        docs = [json.loads(line) for line in open(corpus_dir / "corpus.jsonl", encoding="utf-8")]
+        todo = list(entries)
         have = {r[0] for r in conn.execute("SELECT external_id FROM scirag.documents")}
         ingester = Ingester(conn)
         run_id = conn.execute("INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
@@ -45,22 +55,17 @@ def load_corpus(dsn: str, corpus_dir: Path, license_: str = "public") -> None:
         conn.commit()
         counts = {"added": 0, "duplicate": 0, "failed": 0}
         started = time.monotonic()
-        for i, d in enumerate(docs, 1):
-            if d["_id"] in have:
-                continue
-            entry = Entry(line_no=i, id=d["_id"], title=(d.get("title") or d["_id"]).strip(),
-                          text=d.get("text") or "", source=f"beir-{corpus_dir.name}", license=license_)
-            try:
-                outcome = ingester.ingest_entry(entry, run_id)
-            except Exception as exc:  # noqa: BLE001 - reported and counted, the load goes on
-                conn.rollback()
-                db.echo(f"  {d['_id']}: failed: {exc}")
-                counts["failed"] += 1
-                continue
-            counts[outcome.status] += 1
-            if i % 250 == 0 or i == len(docs):
+        for i, entry in enumerate(todo, 1):
+            if entry.id not in have:
+                try:
+                    counts[ingester.ingest_entry(entry, run_id).status] += 1
+                except Exception as exc:  # noqa: BLE001 - reported and counted, the load goes on
+                    conn.rollback()
+                    db.echo(f"  {entry.id}: failed: {exc}")
+                    counts["failed"] += 1
+            if i % 250 == 0 or i == len(todo):
                 rate = i / (time.monotonic() - started)
-                db.echo(f"  loaded {i}/{len(docs)} documents ({rate:.0f}/s, {counts['duplicate']} duplicate, "
+                db.echo(f"  loaded {i}/{len(todo)} documents ({rate:.0f}/s, {counts['duplicate']} duplicate, "
                         f"{counts['failed']} failed)")
         conn.execute("UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s "
                      "WHERE id = %s", (counts["added"], counts["duplicate"], counts["failed"], run_id))

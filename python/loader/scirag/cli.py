@@ -106,5 +106,31 @@ def eval_beir(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=Fals
     print_table(results, ["run", "config", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"])
 
 
+@eval_app.command("scitab")
+def eval_scitab(data_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="SciTab folder (tables.jsonl, claims_dev.jsonl)"),
+                layers: Optional[str] = typer.Option(None, help="comma-separated layers for a single run"),
+                profile: str = typer.Option("interactive", help="retrieval profile"),
+                ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
+                limit: Optional[int] = typer.Option(None, help="only the first N claims"),
+                dsn: Optional[str] = DsnOption):
+    """Table retrieval on SciTab: find the table each claim is about (hit@1/5/10, MRR)."""
+    from scirag.evaluation import print_table
+    from scirag.scitab import load, run_config, scitab_dsn
+
+    target = scitab_dsn(dsn or db.default_dsn())
+    load(target, data_dir)
+    if ablation:
+        configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
+    else:
+        options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
+        configs = [(layers.replace(",", "+") if layers else profile, profile, options)]
+    results = [run_config(target, data_dir, name, p, o, limit) for name, p, o in configs]
+    print_table(results, ["run", "config", "claims", "hit@1", "hit@5", "hit@10", "mrr", "p50_ms"])
+
+
+from scirag.cli_graph import graph_app  # noqa: E402
+app.add_typer(graph_app, name="graph")
+
+
 if __name__ == "__main__":
     app()

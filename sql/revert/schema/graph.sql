@@ -1,0 +1,13 @@
+-- Revert scirag:schema/graph
+BEGIN;
+DROP TRIGGER documents_drop_graph_communities ON scirag.documents;
+DROP TRIGGER documents_sync_graph_scope ON scirag.documents;
+DROP TABLE scirag.kg_community_chunks, scirag.kg_community_members, scirag.kg_communities,
+  scirag.entity_resolution_audit, scirag.document_citations, scirag.kg_relationships,
+  scirag.kg_mentions, scirag.kg_entities, scirag.kg_options;
+DROP FUNCTION scirag.kg_drop_document_communities();
+DROP FUNCTION scirag.kg_sync_document_scope();
+DROP FUNCTION scirag.kg_community_scope_refresh(bigint[]);
+DROP FUNCTION scirag.kg_fill_scope();
+DROP FUNCTION scirag.kg_normalize(text);
+COMMIT;

@@ -1,0 +1,4 @@
+-- Revert scirag:schema/presets
+BEGIN;
+DROP TABLE scirag.presets;
+COMMIT;
