@@ -4,7 +4,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 TEST_DB="${SCIRAG_TEST_DB:-scirag_test}"
-"$SCIRAG_ROOT/scripts/setup.sh" "$TEST_DB"
+# a freshly deployed test database every run: tests see exactly what the plan builds
+"$SCIRAG_ROOT/scripts/setup.sh" "$TEST_DB" --fresh
 dsn="$(scirag_dsn "$TEST_DB")"
 "$SCIRAG_VENV/bin/python" - "$dsn" <<'PY'
 import sys, psycopg
@@ -12,6 +13,16 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
     c.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
 PY
 log "pgTAP suites"
-( cd "$SCIRAG_ROOT" && pg_prove --dbname "$dsn" --shuffle tests/pgtap/*.sql )
+# pg_prove takes no conninfo string: hand it the DSN as libpq variables.
+pg_env="$("$SCIRAG_VENV/bin/python" - "$dsn" <<'PY'
+import shlex, sys
+from psycopg.conninfo import conninfo_to_dict
+names = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD", "dbname": "PGDATABASE"}
+for key, value in conninfo_to_dict(sys.argv[1]).items():
+    if key in names:
+        print(f"export {names[key]}={shlex.quote(str(value))}")
+PY
+)"
+( eval "$pg_env" && cd "$SCIRAG_ROOT" && pg_prove --shuffle tests/pgtap/*.sql )
 log "pytest"
 ( cd "$SCIRAG_ROOT" && SCIRAG_TEST_DSN="$dsn" "$SCIRAG_VENV/bin/python" -m pytest -q tests/py "$@" )

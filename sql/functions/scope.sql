@@ -4,16 +4,39 @@
 -- filters before it ranks.
 BEGIN;
 
--- A BYPASSRLS role that owns only scope_excluded_documents(): resolving a manifest
--- id to a document id must not go through the documents policy, which itself
--- calls that function (the policy would recurse).
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'scirag_scope_resolver') THEN
-    CREATE ROLE scirag_scope_resolver NOLOGIN BYPASSRLS;
-  END IF;
+-- Manifest ids must be resolved to document ids for scirag.exclude_documents, but
+-- the documents policy itself calls that resolution (a lookup there would recurse).
+-- document_keys is a thin copy of (id, external_id) under a policy that checks
+-- license and source only, so the lookup runs as the caller and can never reveal a
+-- document the caller could not see anyway.
+CREATE TABLE scirag.document_keys (
+  id          bigint PRIMARY KEY REFERENCES scirag.documents (id) ON DELETE CASCADE,
+  external_id text NOT NULL UNIQUE,
+  license     scirag.license_class NOT NULL,
+  source      text NOT NULL
+);
+ALTER TABLE scirag.document_keys OWNER TO scirag_owner;
+COMMENT ON TABLE scirag.document_keys IS 'Manifest id to document id, readable within the caller''s license and source scope (resolves scirag.exclude_documents)';
+COMMENT ON COLUMN scirag.document_keys.id IS 'document id';
+COMMENT ON COLUMN scirag.document_keys.external_id IS 'manifest id';
+COMMENT ON COLUMN scirag.document_keys.license IS 'license class of the document (scope)';
+COMMENT ON COLUMN scirag.document_keys.source IS 'source of the document (scope)';
+
+CREATE OR REPLACE FUNCTION scirag.sync_document_keys()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  INSERT INTO scirag.document_keys (id, external_id, license, source)
+  VALUES (NEW.id, NEW.external_id, NEW.license, NEW.source)
+  ON CONFLICT (id) DO UPDATE
+    SET external_id = excluded.external_id, license = excluded.license, source = excluded.source;
+  RETURN NULL;
 END $$;
-GRANT USAGE ON SCHEMA scirag TO scirag_scope_resolver;
-GRANT SELECT (id, external_id) ON scirag.documents TO scirag_scope_resolver;
+COMMENT ON FUNCTION scirag.sync_document_keys() IS 'Row trigger: keeps document_keys in step with documents';
+CREATE TRIGGER documents_sync_keys AFTER INSERT OR UPDATE OF external_id, license, source ON scirag.documents
+  FOR EACH ROW EXECUTE FUNCTION scirag.sync_document_keys();
 
 CREATE OR REPLACE FUNCTION scirag.parse_list(value text)
 RETURNS text[]
@@ -94,17 +117,13 @@ COMMENT ON FUNCTION scirag.scope_sources() IS
 CREATE OR REPLACE FUNCTION scirag.scope_excluded_documents()
 RETURNS bigint[]
 LANGUAGE sql STABLE
--- SECURITY DEFINER because: a manifest id must be resolved without going through the
--- documents policy (which calls this function). The owner can only read (id, external_id),
--- and the result can only narrow what the caller sees.
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT coalesce(array_agg(DISTINCT d.id), '{}')
+  SELECT coalesce(array_agg(DISTINCT k.id), '{}')
   FROM unnest(scirag.parse_list(current_setting('scirag.exclude_documents', true))) AS x
-  JOIN scirag.documents d ON d.external_id = x OR (x ~ '^[0-9]{1,18}$' AND d.id = x::bigint)
+  JOIN scirag.document_keys k
+    ON k.external_id = x OR k.id = CASE WHEN x ~ '^[0-9]{1,18}$' THEN x::bigint END
 $$;
-ALTER FUNCTION scirag.scope_excluded_documents() OWNER TO scirag_scope_resolver;
 COMMENT ON FUNCTION scirag.scope_excluded_documents() IS
   'Document ids excluded by scirag.exclude_documents (manifest ids or numeric ids, comma-separated).';
 

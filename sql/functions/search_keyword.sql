@@ -29,6 +29,14 @@ BEGIN
   SELECT max(value) FILTER (WHERE key = 'bm25_k1')::float8, max(value) FILTER (WHERE key = 'bm25_b')::float8
     INTO k1, b FROM scirag.settings WHERE key IN ('bm25_k1', 'bm25_b');
   BEGIN
+    -- a negated phrase, -"...", must not occur; take it out before the phrases proper
+    FOR phrase IN SELECT m[2] FROM regexp_matches(q, '(^|\s)-"([^"]*)"', 'g') AS m LOOP
+      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
+        neg_q := CASE WHEN neg_q IS NULL THEN phraseto_tsquery('english', phrase)
+                      ELSE neg_q || phraseto_tsquery('english', phrase) END;
+      END IF;
+    END LOOP;
+    q := regexp_replace(q, '(^|\s)-"[^"]*"', ' ', 'g');
     FOR phrase IN SELECT m[1] FROM regexp_matches(q, '"([^"]*)"', 'g') AS m LOOP
       IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
         phrase_q := CASE WHEN phrase_q IS NULL THEN phraseto_tsquery('english', phrase)

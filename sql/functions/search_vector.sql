@@ -6,7 +6,6 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 -- Iterative index scans (pgvector 0.8) keep reading the HNSW graph until n rows
 -- pass the row-level-security filter, so a narrow scope still gets n rows.
--- relaxed_order can return rows slightly out of order: re-sorted below.
 SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 200
 -- Under row-level security the planner prices the HNSW scan above a sequential
@@ -14,19 +13,37 @@ SET hnsw.ef_search = 200
 -- chunks): the index is always the right plan for ORDER BY distance LIMIT n.
 SET enable_seqscan = off
 AS $$
+DECLARE
+  ids bigint[];
+  dists double precision[];
 BEGIN
   -- EXECUTE plans with the actual vector and n: a generic plan (what a SQL function
   -- body gets) does not know LIMIT n is small and may sort the whole table instead
   -- of walking the HNSW index.
-  RETURN QUERY EXECUTE
-    'WITH hits AS MATERIALIZED (
-       SELECT c.id, c.embedding OPERATOR(public.<=>) $1 AS d
-       FROM scirag.chunks c
-       WHERE c.embedding IS NOT NULL
-       ORDER BY c.embedding OPERATOR(public.<=>) $1
-       LIMIT $2)
-     SELECT id, (row_number() OVER (ORDER BY d, id))::int, d FROM hits ORDER BY d, id'
-    USING query_embedding, n;
+  EXECUTE 'SELECT array_agg(h.id), array_agg(h.d) FROM (
+             SELECT c.id, c.embedding OPERATOR(public.<=>) $1 AS d
+             FROM scirag.chunks c
+             WHERE c.embedding IS NOT NULL
+             ORDER BY c.embedding OPERATOR(public.<=>) $1
+             LIMIT $2) h'
+    INTO ids, dists USING query_embedding, n;
+  IF coalesce(cardinality(ids), 0) < n THEN
+    -- The iterative scan stops at hnsw.max_scan_tuples; when a very narrow scope
+    -- (or dead index entries) leaves it short, rank exactly instead: "+ 0" keeps
+    -- the planner off the index, so every eligible row is considered.
+    EXECUTE 'SELECT array_agg(h.id), array_agg(h.d) FROM (
+               SELECT c.id, c.embedding OPERATOR(public.<=>) $1 AS d
+               FROM scirag.chunks c
+               WHERE c.embedding IS NOT NULL
+               ORDER BY (c.embedding OPERATOR(public.<=>) $1) + 0
+               LIMIT $2) h'
+      INTO ids, dists USING query_embedding, n;
+  END IF;
+  -- relaxed_order may return rows slightly out of order: rank by distance here
+  RETURN QUERY
+    SELECT u.id, (row_number() OVER (ORDER BY u.d, u.id))::int, u.d
+    FROM unnest(ids, dists) AS u(id, d)
+    ORDER BY u.d, u.id;
 END $$;
 COMMENT ON FUNCTION scirag.search_vector(public.vector, int) IS
   'Dense layer: the n nearest chunks by cosine distance (HNSW), inside the caller''s scope.';

@@ -28,7 +28,8 @@ BEGIN
       ('chunks', 'document_id', true),
       ('kw_postings', 'document_id', true),
       ('kw_term_stats', NULL, false),
-      ('kw_class_stats', NULL, false)) AS v(tab, id_col, with_document)
+      ('kw_class_stats', NULL, false),
+      ('document_keys', NULL, false)) AS v(tab, id_col, with_document)
   LOOP
     EXECUTE format('ALTER TABLE scirag.%I ENABLE ROW LEVEL SECURITY', t.tab);
     EXECUTE format('ALTER TABLE scirag.%I FORCE ROW LEVEL SECURITY', t.tab);
@@ -57,8 +58,8 @@ CREATE POLICY loader_all ON scirag.ingest_reports FOR ALL TO scirag_loader USING
 -- Privileges: nothing for PUBLIC; readers read, the loader writes.
 REVOKE ALL ON ALL TABLES IN SCHEMA scirag FROM PUBLIC;
 GRANT SELECT ON scirag.documents, scirag.chunks, scirag.kw_postings, scirag.kw_term_stats,
-  scirag.kw_class_stats, scirag.settings, scirag.role_ceilings TO scirag_reader, scirag_loader;
-GRANT INSERT, UPDATE, DELETE ON scirag.documents, scirag.chunks, scirag.kw_postings,
-  scirag.kw_term_stats, scirag.kw_class_stats, scirag.ingest_runs, scirag.ingest_reports TO scirag_loader;
+  scirag.kw_class_stats, scirag.document_keys, scirag.settings, scirag.role_ceilings TO scirag_reader, scirag_loader;
+GRANT INSERT, UPDATE, DELETE ON scirag.documents, scirag.chunks, scirag.kw_postings, scirag.kw_term_stats,
+  scirag.kw_class_stats, scirag.document_keys, scirag.ingest_runs, scirag.ingest_reports TO scirag_loader;
 GRANT SELECT ON scirag.ingest_runs, scirag.ingest_reports TO scirag_loader;
 COMMIT;

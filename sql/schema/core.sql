@@ -8,9 +8,10 @@ CREATE SCHEMA scirag AUTHORIZATION scirag_owner;
 COMMENT ON SCHEMA scirag IS 'scirag: retrieval-augmented question answering over scientific documents';
 REVOKE ALL ON SCHEMA scirag FROM PUBLIC;
 GRANT USAGE ON SCHEMA scirag TO scirag_loader, scirag_reader;
--- Nothing in scirag is executable by PUBLIC unless granted explicitly.
-ALTER DEFAULT PRIVILEGES IN SCHEMA scirag REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
-ALTER DEFAULT PRIVILEGES FOR ROLE scirag_owner IN SCHEMA scirag REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+-- PUBLIC has no USAGE on the schema, so nothing in it is reachable without a grant;
+-- `scirag db init` also revokes EXECUTE on every scirag function from PUBLIC after each
+-- deploy (per-schema default privileges can only add privileges, and a database-wide
+-- default would also strip other extensions' functions, pgTAP's among them).
 
 CREATE DOMAIN scirag.license_class AS text
   CHECK (VALUE IN ('public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown'));

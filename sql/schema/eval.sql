@@ -52,6 +52,7 @@ SELECT r.id AS run_id, r.kind, r.dataset, r.split, r.config_name, r.started_at, 
        (r.corpus_fingerprint->>'documents')::bigint AS corpus_documents
 FROM scirag.eval_runs r, jsonb_each(coalesce(r.metrics, '{}')) AS m
 WHERE jsonb_typeof(m.value) = 'number';
+ALTER VIEW scirag.eval_metrics OWNER TO scirag_owner;
 COMMENT ON VIEW scirag.eval_metrics IS 'One row per run and metric: the long format BI tools chart directly';
 COMMENT ON COLUMN scirag.eval_metrics.run_id IS 'evaluation run';
 COMMENT ON COLUMN scirag.eval_metrics.kind IS 'kind of evaluation';

@@ -378,7 +378,9 @@ def _block_units(block: Block, detect_headings: bool) -> list[_Unit]:
         lines = [_Line(text, span)]
         return [_Unit("heading", lines, text, level=block.level or 1, heading_source="parser")] if text else []
     if block.kind == "table":
-        lines = [l for l in _numbered_lines(block.text, span) if l.text.strip()]
+        # A parser's table row does not map to one source line (Markdown's |---|
+        # separator, HTML rows over several lines): every row carries the whole span.
+        lines = [_Line(t.rstrip(), span) for t in block.text.split("\n") if t.strip()]
         return [_Unit("table", lines, "\n".join(l.text for l in lines))] if lines else []
     units: list[_Unit] = []
     # Headings and tables are recognised on the raw lines (a joined

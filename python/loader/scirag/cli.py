@@ -21,9 +21,12 @@ DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: 
 
 @db_app.command("init")
 def db_init(dsn: Optional[str] = DsnOption,
-            dim: int = typer.Option(db.EMBED_DIM, help="embedding dimension (fixed per database)")):
+            dim: int = typer.Option(db.EMBED_DIM, help="embedding dimension (fixed per database)"),
+            fresh: bool = typer.Option(False, "--fresh", help="drop the database first (tests)")):
     """Create the database if needed and deploy the schema with Sqitch."""
     target = dsn or db.default_dsn()
+    if fresh:
+        db.drop_db(target)
     db.init_db(target, dim)
     db.echo("database ready")
 
@@ -132,5 +135,9 @@ from scirag.cli_graph import graph_app  # noqa: E402
 app.add_typer(graph_app, name="graph")
 
 
+from scirag.cli_answer import register as register_answer  # noqa: E402
+register_answer(app, eval_app)
+from scirag.cli_preset import preset_app  # noqa: E402
+app.add_typer(preset_app, name="preset")
 if __name__ == "__main__":
     app()

@@ -78,6 +78,13 @@ def sqitch(action: str, dsn: str, *args: str) -> None:
         raise RuntimeError(f"sqitch {action} failed for {target}:\n{proc.stdout}\n{proc.stderr}")
 
 
+def drop_db(dsn: str) -> None:
+    """Drops the database named by dsn (closing its connections) if it exists."""
+    dbname = conninfo_to_dict(dsn).get("dbname", DEFAULT_DB)
+    with psycopg.connect(with_dbname(dsn, "postgres"), autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname)))
+
+
 def init_db(dsn: str, dim: int = EMBED_DIM) -> None:
     """Creates the database if missing, deploys the Sqitch plan and points PL/Python at the venv."""
     params = conninfo_to_dict(dsn)
@@ -94,6 +101,8 @@ def init_db(dsn: str, dim: int = EMBED_DIM) -> None:
             raise RuntimeError(f"database {dbname} was deployed with embedding dimension {deployed}, "
                                f"but SCIRAG_EMBED_DIM is {dim}: use another database or re-deploy")
         conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'python_path'", (python_path(),))
+        # Functions are created EXECUTE-able by PUBLIC; only the scirag roles get grants.
+        conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA scirag FROM PUBLIC")
 
 
 def echo(msg: str) -> None:

@@ -39,22 +39,32 @@ def parse_entry(raw: str, line_no: int, base: Path) -> Entry:
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident.strip():
         raise ManifestError(f"{where}: missing or empty 'id'")
+    where = f"{where} ({ident})"
+    for key in ("path", "text", "title", "format", "source", "doi", "journal", "license"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise ManifestError(f"{where}: '{key}' must be a string, got {type(obj[key]).__name__}")
     if bool(obj.get("path")) == bool(obj.get("text")):
-        raise ManifestError(f"{where} ({ident}): give exactly one of 'path' or 'text'")
+        raise ManifestError(f"{where}: give exactly one of 'path' or 'text'")
     license_ = obj.get("license") or "unknown"  # nobody said otherwise means unknown
     if license_ not in LICENSES:
-        raise ManifestError(f"{where} ({ident}): license '{license_}' is not one of {', '.join(LICENSES)}")
+        raise ManifestError(f"{where}: license '{license_}' is not one of {', '.join(LICENSES)}")
+    fmt = obj.get("format") or "text"
+    if fmt not in ("text", "markdown", "html"):
+        raise ManifestError(f"{where}: format '{fmt}' is not one of text, markdown, html")
     year = obj.get("year")
-    if year is not None and not (isinstance(year, int) or (isinstance(year, str) and year.isdigit())):
-        raise ManifestError(f"{where} ({ident}): year '{year}' is not an integer")
+    if isinstance(year, str) and year.isascii() and year.isdecimal():
+        year = int(year)
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
+        raise ManifestError(f"{where}: year '{obj.get('year')}' is not an integer")
     authors = obj.get("authors") or []
     if isinstance(authors, str):
         authors = [a.strip() for a in authors.split(";") if a.strip()]
+    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
+        raise ManifestError(f"{where}: 'authors' must be a list of strings or a ';'-separated string")
     path = (base / obj["path"]) if obj.get("path") else None
     return Entry(
         line_no=line_no, id=ident.strip(), title=(obj.get("title") or ident).strip(),
-        path=path, text=obj.get("text"), fmt=obj.get("format", "text"),
-        authors=[str(a) for a in authors], year=int(year) if year is not None else None,
+        path=path, text=obj.get("text"), fmt=fmt, authors=authors, year=year,
         doi=obj.get("doi"), journal=obj.get("journal"),
         source=obj.get("source") or "unspecified", license=license_,
     )

@@ -3,7 +3,7 @@ BEGIN;
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['documents', 'chunks', 'kw_postings', 'kw_term_stats', 'kw_class_stats'] LOOP
+  FOREACH t IN ARRAY ARRAY['documents', 'chunks', 'kw_postings', 'kw_term_stats', 'kw_class_stats', 'document_keys'] LOOP
     EXECUTE format('DROP POLICY scope_read ON scirag.%I', t);
     EXECUTE format('DROP POLICY loader_all ON scirag.%I', t);
     EXECUTE format('ALTER TABLE scirag.%I NO FORCE ROW LEVEL SECURITY', t);

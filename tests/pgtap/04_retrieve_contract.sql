@@ -1,0 +1,179 @@
+-- The scirag.retrieve() contract (DESIGN.md section 8): works without PL/Python when
+-- the caller passes the query embedding; layers can be chosen, fail and time out
+-- without failing the call; traces are content-free; the result shape and citations;
+-- weighted RRF with k = 60.
+-- Outside the transaction, before it: clear the HNSW index of the entries that
+-- earlier (rolled back) test runs left in it, so that the dense layer works on a
+-- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
+VACUUM (SKIP_LOCKED) scirag.chunks;
+BEGIN;
+SELECT plan(33);
+\ir helpers/fixtures.psql
+
+-- ---------------------------------------------------------------- fixtures
+-- Query "ptarmigan plumage" with embedding tests.frame_vec(0). Expected layer ranks:
+--   vector  (angle):  c4 5deg, c1 10deg, c2 20deg, c3 30deg, c5 80deg
+--   keyword (BM25):   c1 (both words), c2 and c3 (one word each, equal scores: id order)
+-- fused, weights vector 1.5 / keyword 1.0, k = 60: c1, c2, c3, c4, c5.
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_doc('rc-a', 'public', 'src_rc',
+  ARRAY['ptarmigan plumage turns white in winter marmalade',
+        'ptarmigan habitat is alpine tundra',
+        'plumage colour varies by season',
+        '| rock | slope | granite | 30 |',
+        'unrelated sentence about river sediment'],
+  ARRAY[tests.fvec(10, 0), tests.fvec(20, 90), tests.fvec(30, 180), tests.fvec(5, 270), tests.fvec(80, 45)],
+  kinds => ARRAY['prose', 'prose', 'prose', 'table', 'prose'],
+  tag => 'rc') AS doc \gset
+SELECT tests.as_role(NULL);
+SELECT chunk_id AS c1 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 1 \gset
+SELECT chunk_id AS c2 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 2 \gset
+SELECT chunk_id AS c3 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 3 \gset
+SELECT chunk_id AS c4 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 4 \gset
+SELECT chunk_id AS c5 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 5 \gset
+
+-- Words of the query or of any chunk that appear in the last trace.
+CREATE FUNCTION tests.trace_mentions(words text[]) RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(array_agg(w ORDER BY w), '{}') FROM unnest(words) AS w
+  WHERE strpos(lower(scirag.last_trace()::text), lower(w)) > 0
+$$;
+GRANT EXECUTE ON FUNCTION tests.trace_mentions(text[]) TO PUBLIC;
+
+-- ---------------------------------------------------------------- no PL/Python at all
+-- Take PL/Python away from every scirag role (inside this transaction only).
+REVOKE EXECUTE ON FUNCTION scirag.embed_query(text), scirag.plpy_bootstrap()
+  FROM PUBLIC, scirag_reader, scirag_loader;
+SELECT tests.as_role('scirag_reader');
+
+SELECT throws_ok($$SELECT scirag.embed_query('ptarmigan')$$, '42501', NULL,
+  'setup: the reader can no longer call scirag.embed_query (PL/Python is unreachable)');
+
+SELECT results_eq(
+  $$SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0)) ORDER BY rank$$,
+  format('VALUES (%s::bigint), (%s), (%s), (%s), (%s)', :c1, :c2, :c3, :c4, :c5),
+  'with query_embedding, retrieve answers without PL/Python, in the expected fused order');
+SELECT ok(scirag.last_trace() IS NOT NULL AND tests.trace_stage('embed') IS NULL,
+  '... its trace has no embed stage');
+SELECT ok(tests.trace_stage('vector') = 'ok' AND tests.trace_stage('keyword') = 'ok',
+  '... and both the vector and the keyword stage are ok');
+
+-- without a query embedding the vector layer degrades, the call still answers
+SELECT set_eq(
+  $$SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 5)$$,
+  format('VALUES (%s::bigint), (%s), (%s)', :c1, :c2, :c3),
+  'without query_embedding and without PL/Python, retrieve still answers from the keyword layer');
+SELECT ok(tests.trace_stage('embed') = 'error' AND tests.trace_stage('vector') = 'skipped'
+          AND tests.trace_stage('keyword') = 'ok',
+  '... and its trace says embed error, vector skipped, keyword ok');
+
+-- ---------------------------------------------------------------- the result shape
+SELECT is(
+  (SELECT pg_get_function_result('scirag.retrieve(text, int, text, jsonb, public.vector)'::regprocedure)),
+  'TABLE(rank integer, chunk_id bigint, document_id bigint, external_id text, score double precision, '
+  'layers jsonb, title text, section_path text, content text, is_table boolean, citation jsonb)',
+  'retrieve returns rank, chunk_id, document_id, external_id, score, layers, title, section_path, content, is_table, citation');
+
+CREATE TEMP TABLE r AS
+  SELECT * FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0));
+
+SELECT is(ARRAY(SELECT rank FROM r ORDER BY rank), ARRAY[1, 2, 3, 4, 5], 'rank is 1..n');
+SELECT ok(bool_and(document_id = :doc AND external_id = 'rc-a' AND title = 'Fixture rc-a'
+                   AND section_path = '1 Fixture' AND content IS NOT NULL), 'document columns are filled')
+FROM r;
+SELECT ok(count(*) = 5 AND bool_and(citation ?& ARRAY['external_id', 'title', 'cite']
+                   AND citation->>'external_id' = external_id AND citation->>'title' = title
+                   AND (citation->>'chunk_id')::bigint = chunk_id),
+  'every citation has external_id, title and cite, matching the row')
+FROM r;
+SELECT is((SELECT citation->>'cite' FROM r WHERE chunk_id = :c1),
+  'Ada Tester & Bo Fixture (2024), Fixture rc-a, 1 Fixture, doi:10.0000/rc-a',
+  'the cite string: authors (year), title, section, doi');
+SELECT is(ARRAY(SELECT chunk_id FROM r WHERE is_table), ARRAY[:c4]::bigint[], 'is_table marks the table chunk only');
+SELECT is((SELECT layers FROM r WHERE chunk_id = :c1), '{"vector": 2, "keyword": 1}'::jsonb,
+  'layers gives the rank each layer gave the chunk');
+SELECT ok(bool_and(abs(score - (SELECT sum((scirag.default_rrf_weights()->>l.key)::float8 / (60 + l.value::int))
+                                FROM jsonb_each_text(layers) AS l)) < 1e-12),
+  'every score is sum(weight / (60 + rank)) over the layers that found the chunk')
+FROM r;
+
+-- ---------------------------------------------------------------- layer selection, failure, budgets
+SELECT set_eq(
+  $$SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 5, options => '{"layers": ["keyword"]}')
+    WHERE layers = jsonb_build_object('keyword', layers->'keyword')$$,
+  format('VALUES (%s::bigint), (%s), (%s)', :c1, :c2, :c3),
+  'options layers = [keyword]: only keyword results');
+SELECT ok(tests.trace_stage('vector') = 'disabled' AND tests.trace_stage('keyword') = 'ok'
+          AND tests.trace_stage('embed') IS NULL,
+  '... trace: vector disabled, keyword ok, no embed stage');
+
+SELECT ok(count(*) = 5 AND bool_and(layers ? 'vector' AND NOT layers ? 'keyword'),
+  'a forced keyword failure: the vector results still come back')
+FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0),
+                     options => '{"_fail_layers": ["keyword"]}');
+SELECT ok(tests.trace_stage('keyword') = 'error' AND tests.trace_stage('vector') = 'ok',
+  '... trace: keyword error, vector ok');
+
+SELECT ok(count(*) = 3 AND bool_and(layers ? 'keyword' AND NOT layers ? 'vector'),
+  'a zero vector budget: the vector layer contributes nothing, keyword still answers')
+FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0),
+                     options => '{"budgets_ms": {"vector": 0}}');
+SELECT is(tests.trace_stage('vector'), 'timeout', '... trace: vector timeout');
+
+-- (graph, community and hyde may be missing, or fail here without PL/Python: whatever
+-- their status, they degrade and the call answers)
+SELECT ok(count(*) = 5 AND tests.trace_stage('vector') = 'ok' AND tests.trace_stage('keyword') = 'ok'
+          AND (SELECT bool_and(tests.trace_stage(l) IN ('ok', 'empty', 'skipped', 'error', 'timeout'))
+               FROM unnest(ARRAY['graph', 'community', 'hyde']) AS l),
+  'profile deep: every layer is traced, the ones that cannot run here degrade, the call still answers')
+FROM scirag.retrieve('ptarmigan plumage', k => 5, profile => 'deep', query_embedding => tests.frame_vec(0));
+
+SELECT throws_like(
+  $$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"layers": ["vector", "telepathy"]}', query_embedding => tests.frame_vec(0))$$,
+  '%unknown layer "telepathy"%', 'an unknown layer raises an error naming it');
+SELECT throws_like(
+  $$SELECT * FROM scirag.retrieve('ptarmigan', profile => 'nonesuch')$$,
+  '%unknown profile "nonesuch"%', 'an unknown profile raises an error naming it');
+SELECT throws_like(
+  $$SELECT * FROM scirag.retrieve('ptarmigan', options => '["keyword"]')$$,
+  '%options must be a JSON object%', 'options that are not a JSON object raise a clear error');
+
+-- ---------------------------------------------------------------- traces are content-free
+SELECT count(*) AS _ FROM scirag.retrieve('ptarmigan plumage marmalade', k => 5, query_embedding => tests.frame_vec(0)) \gset
+SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rc-a']),
+  '{}'::text[], 'the trace of a normal call contains no query, chunk or document text');
+SELECT count(*) AS _ FROM scirag.retrieve('ptarmigan plumage marmalade', k => 5, query_embedding => tests.frame_vec(0),
+                                          options => '{"_fail_layers": ["keyword", "vector"]}') \gset
+SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rc-a']),
+  '{}'::text[], 'the trace of a call with failing layers contains no query or chunk text');
+
+-- ---------------------------------------------------------------- weighted RRF
+-- Chunk 1: vector rank 1 only. Chunk 2: keyword rank 1 only. Chunk 3: vector 2, keyword 3.
+CREATE TEMP TABLE h AS SELECT ARRAY[ROW('vector', 1, 1)::scirag.layer_hit, ROW('keyword', 2, 1)::scirag.layer_hit,
+                                    ROW('vector', 3, 2)::scirag.layer_hit, ROW('keyword', 3, 3)::scirag.layer_hit] AS hits;
+SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h))$$,
+  $$VALUES (3::bigint), (1), (2)$$,
+  'default weights: two layers beat one, and vector rank 1 (1.5) beats keyword rank 1 (1.0)');
+SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h), '{"keyword": 2.0}')$$,
+  $$VALUES (3::bigint), (2), (1)$$,
+  'weights change the order: with keyword 2.0 the keyword rank 1 beats the vector rank 1');
+SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h)) WHERE chunk_id = 1), 1.5::float8 / 61,
+  'k defaults to 60: vector rank 1 scores 1.5 / (60 + 1)');
+SELECT ok((SELECT abs(score - (1.5 / 62 + 1.0 / 63)) < 1e-15 FROM scirag.fuse_rrf((SELECT hits FROM h)) WHERE chunk_id = 3),
+  'hand-computed: vector rank 2 + keyword rank 3 = 1.5/62 + 1.0/63');
+SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h), rrf_k => 10) WHERE chunk_id = 1), 1.5::float8 / 11,
+  'rrf_k is a parameter: 1.5 / (10 + 1)');
+SELECT ok((SELECT abs(score - (1.5 + 1.0 + 0.8 + 0.6 + 1.2) / 61) < 1e-15
+           FROM scirag.fuse_rrf(ARRAY[ROW('vector', 9, 1), ROW('keyword', 9, 1), ROW('graph', 9, 1),
+                                      ROW('community', 9, 1), ROW('hyde', 9, 1)]::scirag.layer_hit[])),
+  'default weights: vector 1.5, keyword 1.0, graph 0.8, community 0.6, hyde 1.2');
+
+SELECT is(
+  (SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 1, query_embedding => tests.frame_vec(0),
+                                        options => '{"weights": {"vector": 10, "keyword": 0.1}}')),
+  :c4::bigint,
+  'retrieve passes per-call weights to the fusion: a heavy vector weight puts the nearest chunk first');
+
+SELECT tests.as_role(NULL);
+SELECT * FROM finish();
+ROLLBACK;
