@@ -47,13 +47,13 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
   -- The chunk's ordinal and every ancestor's, innermost first (readable rows only).
-  WITH RECURSIVE up(ord, depth) AS (
-    SELECT c.ordinal, 0 FROM scirag.chunks c
+  WITH RECURSIVE up(ord, parent, depth) AS (
+    SELECT c.ordinal, c.parent_ordinal, 0 FROM scirag.chunks c
     WHERE c.document_id = section_chain.document_id AND c.ordinal = section_chain.ordinal
     UNION ALL
-    SELECT c.parent_ordinal, up.depth + 1
-    FROM up JOIN scirag.chunks c ON c.document_id = section_chain.document_id AND c.ordinal = up.ord
-    WHERE c.parent_ordinal IS NOT NULL AND up.depth < 64)
+    SELECT p.ordinal, p.parent_ordinal, up.depth + 1
+    FROM up JOIN scirag.chunks p ON p.document_id = section_chain.document_id AND p.ordinal = up.parent
+    WHERE up.depth < 64)
   SELECT coalesce(array_agg(ord ORDER BY depth), '{}') FROM up
 $$;
 COMMENT ON FUNCTION scirag.section_chain(bigint, int) IS
@@ -81,6 +81,47 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION scirag.join_overlapping(text, text) IS
   'Joins two consecutive chunk texts, keeping one copy of the overlap the second carries from the first (at least 20 characters, on a word boundary); otherwise a paragraph break.';
+
+CREATE OR REPLACE FUNCTION scirag.covered_length(parent_body text, texts text[])
+RETURNS int
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  t text;
+  loc int[];
+  starts int[] := '{}';
+  ends int[] := '{}';
+  extra int := 0;
+  total int := 0;
+  cur_s int;
+  cur_e int;
+  r record;
+BEGIN
+  -- Characters of the parent the texts cover, each character once: consecutive
+  -- chunks overlap (the loader carries sentences over), so lengths do not add up.
+  FOREACH t IN ARRAY coalesce(texts, '{}') LOOP
+    loc := scirag.locate_text(parent_body, t);
+    IF loc IS NULL THEN
+      extra := extra + coalesce(length(t), 0);   -- not found: counted as it is
+    ELSE
+      starts := starts || loc[1];
+      ends := ends || loc[2];
+    END IF;
+  END LOOP;
+  FOR r IN SELECT s, e FROM unnest(starts, ends) AS u(s, e) ORDER BY s LOOP
+    IF cur_s IS NULL OR r.s > cur_e THEN
+      total := total + coalesce(cur_e - cur_s, 0);
+      cur_s := r.s;
+      cur_e := r.e;
+    ELSE
+      cur_e := greatest(cur_e, r.e);
+    END IF;
+  END LOOP;
+  RETURN total + coalesce(cur_e - cur_s, 0) + extra;
+END $$;
+COMMENT ON FUNCTION scirag.covered_length(text, text[]) IS
+  'How many characters of a parent''s text the given texts cover, overlaps counted once (a text not found in the parent counts its own length).';
 
 CREATE OR REPLACE FUNCTION scirag.consolidation_render(g scirag.consolidation_group, enrich_from_parent boolean,
   OUT content text, OUT section_path text, OUT line_start int, OUT line_end int)
@@ -155,6 +196,9 @@ RETURNS scirag.consolidation_group[]
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+-- Every statement that reads scirag.chunks pays for the row-level-security scope
+-- (once per statement), so the rules below read chunks in whole-set statements,
+-- and each group's text is rendered once and kept in `texts`.
 DECLARE
   cfg jsonb := scirag.consolidation_config(options);
   thr double precision := (cfg->>'coverage_threshold')::float8;
@@ -174,16 +218,10 @@ DECLARE
   done int[];
   changed boolean;
   iter int := 0;
-  glen int;
-  lo_ord int;
-  hi_ord int;
-  ls int;
-  le int;
-  prev_ord int;
-  prev_le int;
-  next_ord int;
-  next_ls int;
-  pick int;
+  texts jsonb := '{}';     -- group key -> rendered text
+  gtexts text[];           -- the texts of g, aligned with it
+  chains jsonb;            -- per group: the ordinals of its enclosing sections
+  k text;
   i int;
 BEGIN
   -- One group per readable input chunk (first occurrence), remembering its rank.
@@ -204,13 +242,25 @@ BEGIN
 
     -- 1. Containment: a group inside another group's section (or sharing a unit
     --    with it) is absorbed; its text is already there.
+    SELECT jsonb_agg(coalesce(ch.chain, '[]') ORDER BY t.i) INTO chains
+    FROM unnest(g) WITH ORDINALITY AS t(document_id, parent_ordinal, units, members, best, replaced_by, i)
+    LEFT JOIN (
+      WITH RECURSIVE up(i, doc, ord, parent, depth) AS (
+        SELECT t2.i, p.document_id, p.ordinal, p.parent_ordinal, 0
+        FROM unnest(g) WITH ORDINALITY AS t2(document_id, parent_ordinal, units, members, best, replaced_by, i)
+        JOIN scirag.chunks p ON p.document_id = t2.document_id AND p.ordinal = t2.parent_ordinal
+        UNION ALL
+        SELECT up.i, p.document_id, p.ordinal, p.parent_ordinal, up.depth + 1
+        FROM up JOIN scirag.chunks p ON p.document_id = up.doc AND p.ordinal = up.parent
+        WHERE up.depth < 64)
+      SELECT up.i, jsonb_agg(up.ord) AS chain FROM up GROUP BY up.i) ch ON ch.i = t.i;
     LOOP
       ai := NULL;
       SELECT a.i, b.i INTO ai, bi
       FROM unnest(g) WITH ORDINALITY AS a(document_id, parent_ordinal, units, members, best, replaced_by, i)
       JOIN unnest(g) WITH ORDINALITY AS b(document_id, parent_ordinal, units, members, best, replaced_by, i)
         ON b.document_id = a.document_id AND b.i <> a.i
-      WHERE (b.parent_ordinal IS NOT NULL AND scirag.section_chain(b.document_id, b.parent_ordinal) && a.units)
+      WHERE ARRAY(SELECT jsonb_array_elements_text(chains -> (b.i::int - 1)))::int[] && a.units
          OR (a.i < b.i AND a.units && b.units AND a.parent_ordinal IS NOT DISTINCT FROM b.parent_ordinal)
       ORDER BY a.i, b.i
       LIMIT 1;
@@ -226,7 +276,19 @@ BEGIN
       x.best := least(x.best, g[bi].best);
       g[ai] := x;
       g := g[1:bi - 1] || g[bi + 1:];
+      chains := chains - (bi - 1);
       changed := true;
+    END LOOP;
+
+    -- The text of every group (rendered once per distinct group).
+    gtexts := '{}';
+    FOR i IN 1..cardinality(g) LOOP
+      x := g[i];
+      k := concat_ws(':', x.document_id, x.parent_ordinal, x.units::text);
+      IF NOT texts ? k THEN
+        texts := texts || jsonb_build_object(k, (scirag.consolidation_render(x, from_parent)).content);
+      END IF;
+      gtexts := gtexts || (texts->>k);
     END LOOP;
 
     -- 2. Coverage: the children of one parent that hold at least coverage_threshold
@@ -235,13 +297,12 @@ BEGIN
     done := '{}';
     FOR r IN
       WITH grp AS (
-        SELECT t.*, length((scirag.consolidation_render(
-                 ROW(t.document_id, t.parent_ordinal, t.units, t.members, t.best, t.replaced_by)::scirag.consolidation_group,
-                 from_parent)).content) AS glen
+        SELECT t.*, gt.gtext
         FROM unnest(g) WITH ORDINALITY AS t(document_id, parent_ordinal, units, members, best, replaced_by, i)
+        JOIN unnest(gtexts) WITH ORDINALITY AS gt(gtext, i) ON gt.i = t.i
         WHERE t.parent_ordinal IS NOT NULL),
       par AS (
-        SELECT grp.document_id, grp.parent_ordinal, sum(grp.glen) AS glen, array_agg(grp.i::int) AS idx,
+        SELECT grp.document_id, grp.parent_ordinal, array_agg(grp.gtext) AS texts, array_agg(grp.i::int) AS idx,
                min(grp.best) AS best,
                ARRAY(SELECT DISTINCT m FROM grp g2, unnest(g2.members) AS m
                      WHERE g2.document_id = grp.document_id AND g2.parent_ordinal = grp.parent_ordinal
@@ -250,10 +311,11 @@ BEGIN
         GROUP BY grp.document_id, grp.parent_ordinal),
       cov AS (
         SELECT par.*, p.id AS pid, p.level AS plevel, p.parent_ordinal AS pparent,
-               length(scirag.chunk_body(p.content, d.title, p.section_path)) AS plen
+               length(pb.body) AS plen, scirag.covered_length(pb.body, par.texts) AS glen
         FROM par
         JOIN scirag.chunks p ON p.document_id = par.document_id AND p.ordinal = par.parent_ordinal
-        JOIN scirag.documents d ON d.id = p.document_id),
+        JOIN scirag.documents d ON d.id = p.document_id
+        CROSS JOIN LATERAL (SELECT scirag.chunk_body(p.content, d.title, p.section_path) AS body) pb),
       ok AS (
         SELECT * FROM cov WHERE cov.plen > 0 AND cov.glen::float8 / cov.plen >= thr)
       SELECT * FROM ok WHERE ok.plevel = (SELECT max(o.plevel) FROM ok o)
@@ -272,7 +334,14 @@ BEGIN
     ng := '{}';
     have_cur := false;   -- (a composite with a NULL field is not IS NOT NULL)
     FOR r IN
-      SELECT t.*, sp.ls, sp.le, sp.lo_ord, sp.hi_ord
+      SELECT t.*, sp.ls, sp.le, sp.lo_ord, sp.hi_ord,
+             EXISTS (SELECT 1 FROM scirag.chunks s
+                     WHERE s.document_id = t.document_id AND s.parent_ordinal IS NOT DISTINCT FROM t.parent_ordinal
+                       AND s.ordinal < sp.lo_ord
+                       AND s.ordinal > (SELECT max(u2) FROM unnest(g) AS o, unnest(o.units) AS u2
+                                        WHERE o.document_id = t.document_id
+                                          AND o.parent_ordinal IS NOT DISTINCT FROM t.parent_ordinal
+                                          AND u2 < sp.lo_ord)) AS sibling_between
       FROM unnest(g) AS t
       CROSS JOIN LATERAL (SELECT min(c.line_start) AS ls, max(c.line_end) AS le,
                                  min(c.ordinal) AS lo_ord, max(c.ordinal) AS hi_ord
@@ -285,11 +354,7 @@ BEGIN
          AND cur.parent_ordinal IS NOT DISTINCT FROM x.parent_ordinal
          AND (r.lo_ord <= cur_hi
               OR (cur_le IS NOT NULL AND r.ls IS NOT NULL AND r.ls - cur_le - 1 <= gap)
-              OR ((cur_le IS NULL OR r.ls IS NULL)
-                  AND NOT EXISTS (SELECT 1 FROM scirag.chunks s
-                                  WHERE s.document_id = x.document_id
-                                    AND s.parent_ordinal IS NOT DISTINCT FROM x.parent_ordinal
-                                    AND s.ordinal > cur_hi AND s.ordinal < r.lo_ord))) THEN
+              OR ((cur_le IS NULL OR r.ls IS NULL) AND NOT r.sibling_between)) THEN
         cur.units := ARRAY(SELECT DISTINCT v FROM unnest(cur.units || x.units) AS v ORDER BY v);
         cur.members := cur.members || x.members;
         cur.best := least(cur.best, x.best);
@@ -311,30 +376,35 @@ BEGIN
     CONTINUE WHEN changed AND iter < 1000;
 
     -- 4. Growth: a group shorter than min_content_length characters takes in its
-    --    nearest sibling (by lines; the following one on a tie).
+    --    nearest sibling (by lines; the following one on a tie). g is unchanged
+    --    since its texts were rendered.
     IF minlen > 0 THEN
-      FOR i IN 1..cardinality(g) LOOP
-        x := g[i];
-        glen := length((scirag.consolidation_render(x, from_parent)).content);
-        CONTINUE WHEN glen IS NULL OR glen >= minlen;
-        SELECT min(c.ordinal), max(c.ordinal), min(c.line_start), max(c.line_end) INTO lo_ord, hi_ord, ls, le
-        FROM scirag.chunks c WHERE c.document_id = x.document_id AND c.ordinal = ANY (x.units);
-        prev_ord := NULL; next_ord := NULL; prev_le := NULL; next_ls := NULL;
-        SELECT c.ordinal, c.line_end INTO prev_ord, prev_le FROM scirag.chunks c
-        WHERE c.document_id = x.document_id AND c.parent_ordinal IS NOT DISTINCT FROM x.parent_ordinal
-          AND c.ordinal < lo_ord ORDER BY c.ordinal DESC LIMIT 1;
-        SELECT c.ordinal, c.line_start INTO next_ord, next_ls FROM scirag.chunks c
-        WHERE c.document_id = x.document_id AND c.parent_ordinal IS NOT DISTINCT FROM x.parent_ordinal
-          AND c.ordinal > hi_ord ORDER BY c.ordinal LIMIT 1;
-        pick := CASE
-          WHEN prev_ord IS NULL THEN next_ord
-          WHEN next_ord IS NULL THEN prev_ord
-          WHEN ls - prev_le < next_ls - le THEN prev_ord
-          ELSE next_ord END;
-        CONTINUE WHEN pick IS NULL;
-        x.units := ARRAY(SELECT DISTINCT v FROM unnest(x.units || pick) AS v ORDER BY v);
+      FOR r IN
+        SELECT t.i, sp.ls, sp.le, pv.ordinal AS prev_ord, pv.line_end AS prev_le, nx.ordinal AS next_ord,
+               nx.line_start AS next_ls
+        FROM unnest(g) WITH ORDINALITY AS t(document_id, parent_ordinal, units, members, best, replaced_by, i)
+        JOIN unnest(gtexts) WITH ORDINALITY AS gt(gtext, i) ON gt.i = t.i
+        CROSS JOIN LATERAL (SELECT min(c.line_start) AS ls, max(c.line_end) AS le,
+                                   min(c.ordinal) AS lo_ord, max(c.ordinal) AS hi_ord
+                            FROM scirag.chunks c
+                            WHERE c.document_id = t.document_id AND c.ordinal = ANY (t.units)) sp
+        LEFT JOIN LATERAL (SELECT c.ordinal, c.line_end FROM scirag.chunks c
+                           WHERE c.document_id = t.document_id AND c.parent_ordinal IS NOT DISTINCT FROM t.parent_ordinal
+                             AND c.ordinal < sp.lo_ord ORDER BY c.ordinal DESC LIMIT 1) pv ON true
+        LEFT JOIN LATERAL (SELECT c.ordinal, c.line_start FROM scirag.chunks c
+                           WHERE c.document_id = t.document_id AND c.parent_ordinal IS NOT DISTINCT FROM t.parent_ordinal
+                             AND c.ordinal > sp.hi_ord ORDER BY c.ordinal LIMIT 1) nx ON true
+        WHERE gt.gtext IS NOT NULL AND length(gt.gtext) < minlen
+          AND (pv.ordinal IS NOT NULL OR nx.ordinal IS NOT NULL)
+      LOOP
+        x := g[r.i];
+        x.units := ARRAY(SELECT DISTINCT v FROM unnest(x.units || CASE
+                     WHEN r.prev_ord IS NULL THEN r.next_ord
+                     WHEN r.next_ord IS NULL THEN r.prev_ord
+                     WHEN r.ls - r.prev_le < r.next_ls - r.le THEN r.prev_ord
+                     ELSE r.next_ord END) AS v ORDER BY v);
         x.replaced_by := NULL;
-        g[i] := x;
+        g[r.i] := x;
         changed := true;
       END LOOP;
     END IF;
@@ -365,10 +435,10 @@ COMMENT ON FUNCTION scirag.consolidate(bigint[], jsonb) IS
   'Consolidation (VulcanLab stage 2) over retrieved chunk ids, e.g. scirag.consolidate(ARRAY(SELECT chunk_id FROM scirag.retrieve(q, 10))). Returns context groups ordered by their best-ranked member: the chunks they account for, the parent that replaced them (coverage >= coverage_threshold, default 0.5), the heading breadcrumb, the text (no title/path prefix) and its source lines. options: coverage_threshold, line_gap (7), min_content_length (350 characters; shorter groups take in neighbouring siblings), enrich_from_parent (true: merged text is cut from the parent), preset (take these from a named preset). Unreadable ids are dropped.';
 
 REVOKE ALL ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
-  scirag.join_overlapping(text, text), scirag.consolidation_render(scirag.consolidation_group, boolean),
+  scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
   scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
-  scirag.join_overlapping(text, text), scirag.consolidation_render(scirag.consolidation_group, boolean),
+  scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
   scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb)
   TO scirag_reader, scirag_loader;
 GRANT USAGE ON TYPE scirag.consolidation_group TO scirag_reader, scirag_loader;

@@ -14,20 +14,23 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
-  r record;
-  par record;
-  seen bigint[] := '{}';
+  ids bigint[];
+  depths int[];
+  docs bigint[];
+  contents text[];
+  bodies text[];
+  words int[];
+  n int;
+  i int := 1;
+  j int;
+  sel int;
+  last int;
   body text;
-  cur_parent int;
-  cur_content text;
-  cur_path text;
-  prefix text;
-  budget int;
-  pbody text;
   combined text;
   loc int[];
   met boolean;
-  d int;
+  prefix text;
+  budget int;
   headings text[];
   headings_doc bigint;
 BEGIN
@@ -35,72 +38,87 @@ BEGIN
     RAISE EXCEPTION 'scirag.enrich_chunks: min_word_count must be >= 0 and max_word_count >= 1'
       USING ERRCODE = '22023';
   END IF;
-  FOR r IN
-    SELECT c.id, c.document_id, c.parent_ordinal, c.content AS c_content, c.section_path AS c_path, dd.title
-    FROM unnest(chunk_ids) WITH ORDINALITY AS u(id, pos)
-    JOIN scirag.chunks c ON c.id = u.id
-    JOIN scirag.documents dd ON dd.id = c.document_id
-    ORDER BY u.pos
-  LOOP
-    CONTINUE WHEN r.id = ANY (seen);
-    seen := seen || r.id;
-    body := scirag.chunk_body(r.c_content, r.title, r.c_path);
-    IF scirag.word_count(body) >= min_word_count THEN
-      chunk_id := r.id; content := r.c_content; depth := 0; reached_root := false; enriched := false;
-      RETURN NEXT;
-      CONTINUE;
-    END IF;
-    -- Walk up: each hop takes the whole enclosing section, which contains the chunk.
-    d := 0;
-    met := false;
-    cur_parent := r.parent_ordinal;
-    combined := NULL;
-    WHILE cur_parent IS NOT NULL LOOP
-      SELECT p.parent_ordinal, p.content AS p_content, p.section_path AS p_path INTO par
-      FROM scirag.chunks p WHERE p.document_id = r.document_id AND p.ordinal = cur_parent;
-      EXIT WHEN NOT FOUND;          -- a parent the caller may not read ends the walk
-      d := d + 1;
-      pbody := scirag.chunk_body(par.p_content, r.title, par.p_path);
-      cur_content := par.p_content;
-      cur_path := par.p_path;
-      loc := scirag.locate_text(pbody, body);
-      IF loc IS NULL THEN
-        -- A parent that does not repeat its child (other loaders): parent + child.
-        combined := pbody || E'\n\n' || body;
-        loc := ARRAY[length(pbody) + 3, length(combined) + 1];
-      ELSE
-        combined := pbody;
-      END IF;
-      cur_parent := par.parent_ordinal;
-      IF scirag.word_count(combined) >= min_word_count THEN
-        met := true;
-        EXIT;
-      END IF;
+  -- Each readable input chunk (first occurrence, input order) with its chain of
+  -- enclosing sections, read in one statement (row-level security applies to every
+  -- row: a section the caller may not read ends the chain). The walk goes up only
+  -- from rows still short of min_word_count.
+  WITH RECURSIVE inp AS (
+    SELECT DISTINCT ON (u.id) u.id, u.pos
+    FROM unnest(chunk_ids) WITH ORDINALITY AS u(id, pos) WHERE u.id IS NOT NULL
+    ORDER BY u.id, u.pos),
+  up AS (
+    SELECT inp.id AS start_id, inp.pos, 0 AS hop, c.document_id, c.parent_ordinal, c.content AS c_content,
+           scirag.chunk_body(c.content, d.title, c.section_path) AS c_body
+    FROM inp
+    JOIN scirag.chunks c ON c.id = inp.id
+    JOIN scirag.documents d ON d.id = c.document_id
+    UNION ALL
+    SELECT up.start_id, up.pos, up.hop + 1, p.document_id, p.parent_ordinal, p.content,
+           scirag.chunk_body(p.content, d.title, p.section_path)
+    FROM up
+    JOIN scirag.chunks p ON p.document_id = up.document_id AND p.ordinal = up.parent_ordinal
+    JOIN scirag.documents d ON d.id = p.document_id
+    WHERE up.hop < 64 AND scirag.word_count(up.c_body) < min_word_count)
+  SELECT array_agg(up.start_id ORDER BY up.pos, up.hop), array_agg(up.hop ORDER BY up.pos, up.hop),
+         array_agg(up.document_id ORDER BY up.pos, up.hop), array_agg(up.c_content ORDER BY up.pos, up.hop),
+         array_agg(up.c_body ORDER BY up.pos, up.hop)
+  INTO ids, depths, docs, contents, bodies
+  FROM up;
+  n := coalesce(cardinality(ids), 0);
+
+  WHILE i <= n LOOP
+    -- rows i..last are one input chunk (hop 0) and the sections above it
+    last := i;
+    WHILE last < n AND ids[last + 1] = ids[i] LOOP
+      last := last + 1;
     END LOOP;
-    IF d = 0 THEN
-      -- Nothing above the chunk: a fallback, the chunk as it is.
-      chunk_id := r.id; content := r.c_content; depth := 0; reached_root := true; enriched := false;
+    body := bodies[i];
+    chunk_id := ids[i];
+    IF scirag.word_count(body) >= min_word_count THEN
+      content := contents[i]; depth := 0; reached_root := false; enriched := false;
       RETURN NEXT;
-      CONTINUE;
-    END IF;
-    -- The ancestor's own title / section-path prefix, then its (windowed) text;
-    -- the whole content, prefix included, stays within max_word_count words.
-    prefix := left(cur_content, length(cur_content) - length(scirag.chunk_body(cur_content, r.title, cur_path)));
-    budget := greatest(1, max_word_count - scirag.word_count(prefix));
-    IF scirag.word_count(combined) > budget THEN
-      IF headings_doc IS DISTINCT FROM r.document_id THEN
-        headings := ARRAY(SELECT h.heading FROM scirag.chunks h
-                          WHERE h.document_id = r.document_id AND h.kind = 'section' AND h.heading IS NOT NULL);
-        headings_doc := r.document_id;
+    ELSIF last = i THEN
+      -- Nothing (readable) above the chunk: a fallback, the chunk as it is.
+      content := contents[i]; depth := 0; reached_root := true; enriched := false;
+      RETURN NEXT;
+    ELSE
+      -- Walk up: each hop takes the whole enclosing section, which contains the chunk.
+      met := false;
+      FOR j IN i + 1 .. last LOOP
+        sel := j;   -- (a FOR variable does not outlive its loop)
+        loc := scirag.locate_text(bodies[j], body);
+        IF loc IS NULL THEN
+          -- A parent that does not repeat its child (other loaders): parent + child.
+          combined := bodies[j] || E'\n\n' || body;
+          loc := ARRAY[length(bodies[j]) + 3, length(combined) + 1];
+        ELSE
+          combined := bodies[j];
+        END IF;
+        IF scirag.word_count(combined) >= min_word_count THEN
+          met := true;
+          EXIT;
+        END IF;
+      END LOOP;
+      j := sel;
+      -- The section's own title / section-path prefix, then its (windowed) text;
+      -- the whole content, prefix included, stays within max_word_count words.
+      prefix := left(contents[j], length(contents[j]) - length(bodies[j]));
+      budget := greatest(1, max_word_count - scirag.word_count(prefix));
+      IF scirag.word_count(combined) > budget THEN
+        IF headings_doc IS DISTINCT FROM docs[i] THEN
+          headings := ARRAY(SELECT h.heading FROM scirag.chunks h
+                            WHERE h.document_id = docs[i] AND h.kind = 'section' AND h.heading IS NOT NULL);
+          headings_doc := docs[i];
+        END IF;
+        combined := scirag.window_text(combined, loc[1], loc[2], budget, headings);
       END IF;
-      combined := scirag.window_text(combined, loc[1], loc[2], budget, headings);
+      content := prefix || combined;
+      depth := depths[j];
+      reached_root := NOT met;
+      enriched := true;
+      RETURN NEXT;
     END IF;
-    chunk_id := r.id;
-    content := prefix || combined;
-    depth := d;
-    reached_root := NOT met;
-    enriched := true;
-    RETURN NEXT;
+    i := last + 1;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION scirag.enrich_chunks(bigint[], int, int) IS

@@ -106,7 +106,8 @@ BEGIN
         END IF;
       ELSIF spec->>'type' IN ('integer', 'number') THEN
         IF t <> 'number' THEN
-          RAISE EXCEPTION 'scirag preset: key "%" must be a % (got %)', name, spec->>'type', t USING ERRCODE = '22023';
+          RAISE EXCEPTION 'scirag preset: key "%" must be % (got %)', name,
+            CASE spec->>'type' WHEN 'integer' THEN 'an integer' ELSE 'a number' END, t USING ERRCODE = '22023';
         END IF;
         num := v::text::numeric;
         IF spec->>'type' = 'integer' AND num <> trunc(num) THEN

@@ -65,6 +65,7 @@ DECLARE
   layer text;
   fail_layers text[];
   depth int;
+  fusion text;
   budget double precision;
   qvec public.vector := query_embedding;
   embed_status text;
@@ -98,6 +99,10 @@ BEGIN
   -- "_fail_layers" forces a layer to error: a drill for degradation tests and demos
   fail_layers := ARRAY(SELECT jsonb_array_elements_text(coalesce(cfg->'_fail_layers', '[]')));
   depth := greatest(coalesce((cfg->>'depth')::int, 100), coalesce(k, 10));
+  fusion := coalesce(cfg->>'fusion', 'rrf');
+  IF fusion NOT IN ('rrf', 'score') THEN
+    RAISE EXCEPTION 'scirag.retrieve: unknown fusion "%"', fusion USING HINT = 'fusion is rrf or score';
+  END IF;
 
   -- Fail closed: an empty scope returns nothing and calls no model.
   IF scirag.scope_is_empty() THEN
@@ -135,24 +140,24 @@ BEGIN
         IF qvec IS NULL THEN
           status := 'skipped';  -- no query embedding could be had
         ELSE
-          got := ARRAY(SELECT ROW('vector', v.chunk_id, v.rank)::scirag.layer_hit
+          got := ARRAY(SELECT ROW('vector', v.chunk_id, v.rank, 1 - v.distance)::scirag.layer_hit
                        FROM scirag.search_vector(qvec, depth) v);
         END IF;
       ELSIF layer = 'keyword' THEN
-        got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank)::scirag.layer_hit
+        got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank, kw.score)::scirag.layer_hit
                      FROM scirag.search_keyword(query, depth) kw);
       ELSIF layer = 'hyde' THEN
-        got := ARRAY(SELECT ROW('hyde', h.chunk_id, h.rank)::scirag.layer_hit
+        got := ARRAY(SELECT ROW('hyde', h.chunk_id, h.rank, 1 - h.distance)::scirag.layer_hit
                      FROM scirag.search_hyde(query, depth) h);
       ELSIF layer = 'graph' THEN
         -- dynamic SQL: the graph layer is an optional part of a deployment
-        EXECUTE 'SELECT coalesce(array_agg(ROW(''graph'', g.chunk_id, g.rank)::scirag.layer_hit), ''{}'')
+        EXECUTE 'SELECT coalesce(array_agg(ROW(''graph'', g.chunk_id, g.rank, NULL)::scirag.layer_hit), ''{}'')
                  FROM scirag.search_graph($1, $2) g' INTO got USING query, depth;
       ELSIF layer = 'community' THEN
         IF qvec IS NULL THEN
           status := 'skipped';
         ELSE
-          EXECUTE 'SELECT coalesce(array_agg(ROW(''community'', m.chunk_id, m.rank)::scirag.layer_hit), ''{}'')
+          EXECUTE 'SELECT coalesce(array_agg(ROW(''community'', m.chunk_id, m.rank, NULL)::scirag.layer_hit), ''{}'')
                    FROM scirag.search_community_chunks($1, $2) m' INTO got USING qvec, depth;
         END IF;
       END IF;
@@ -193,13 +198,17 @@ BEGIN
          c.is_table, scirag.citation(d, c)
   FROM (SELECT fr.chunk_id, fr.score, fr.layers,
                (row_number() OVER (ORDER BY fr.score DESC, fr.chunk_id))::int AS rnk
-        FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60)) fr
+        FROM (SELECT * FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60))
+              WHERE fusion = 'rrf'
+              UNION ALL
+              SELECT * FROM scirag.fuse_scores(hits, cfg->'weights')
+              WHERE fusion = 'score') fr
         ORDER BY fr.score DESC, fr.chunk_id
         LIMIT k) f
   JOIN scirag.chunks c ON c.id = f.chunk_id
   JOIN scirag.documents d ON d.id = c.document_id
   ORDER BY f.rnk;
-  stages := stages || jsonb_build_object('stage', 'fuse', 'status', 'ok',
+  stages := stages || jsonb_build_object('stage', 'fuse', 'status', 'ok', 'method', fusion,
     'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2),
     'candidates', (SELECT count(DISTINCT h.chunk_id) FROM unnest(hits) h));
   PERFORM set_config('scirag.last_trace', jsonb_build_object(
@@ -208,7 +217,7 @@ BEGIN
     'stages', stages)::text, false);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
-  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them with weighted RRF and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, rrf_k. With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them with weighted RRF and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, fusion (rrf or score), rrf_k. With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
 COMMIT;

@@ -55,6 +55,8 @@ $$;
 COMMENT ON FUNCTION scirag.search_community_chunks(public.vector, int) IS
   'Community layer for fusion: evidence chunks of the best-matching visible communities (graph option community_top), ranked by community rank, then by the chunk''s cosine distance to the query.';
 
+REVOKE EXECUTE ON FUNCTION scirag.search_community(public.vector, int),
+  scirag.search_community_chunks(public.vector, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.search_community(public.vector, int),
   scirag.search_community_chunks(public.vector, int) TO scirag_reader, scirag_loader;
 COMMIT;

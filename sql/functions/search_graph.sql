@@ -29,27 +29,6 @@ $$;
 COMMENT ON FUNCTION scirag.graph_option_int(text, int, int, int) IS
   'An integer graph option clamped to [lo, hi] (fallback when unset or not a number).';
 
-CREATE OR REPLACE FUNCTION scirag.kg_surface_entities(key text, with_acronyms boolean DEFAULT true)
-RETURNS SETOF bigint
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-  -- A skip scan over (surface_key, entity_id): one index probe per distinct
-  -- entity, however many chunks mention a popular surface. Mentions the caller
-  -- may not see are filtered by row-level security inside each probe.
-  WITH RECURSIVE e(id) AS (
-    SELECT (SELECT min(m.entity_id) FROM scirag.kg_mentions m
-            WHERE m.surface_key = kg_surface_entities.key AND (with_acronyms OR NOT m.acronym))
-    UNION ALL
-    SELECT (SELECT min(m.entity_id) FROM scirag.kg_mentions m
-            WHERE m.surface_key = kg_surface_entities.key AND (with_acronyms OR NOT m.acronym)
-              AND m.entity_id > e.id)
-    FROM e WHERE e.id IS NOT NULL)
-  SELECT id FROM e WHERE id IS NOT NULL
-$$;
-COMMENT ON FUNCTION scirag.kg_surface_entities(text, boolean) IS
-  'Entities with a mention the caller may see whose surface has this kg_normalize key (all-capitals surfaces only when with_acronyms).';
-
 CREATE OR REPLACE FUNCTION scirag.graph_seed_entities(query text, extra_names text[] DEFAULT '{}')
 RETURNS TABLE (entity_id bigint, matched text, words int)
 LANGUAGE sql STABLE
@@ -63,10 +42,11 @@ AS $$
   -- all-capitals surface (an acronym such as VS or HI) seeds only when the
   -- question writes it in capitals. extra_names are names a model found in the
   -- question; they obey the same surface rule.
-  WITH q AS (
+  WITH RECURSIVE q AS (
     SELECT left(coalesce(query, ''), 4000) AS q),
-  toks AS (
-    -- kg_normalize keeps the word count, so t (keys) and o (original case) align
+  toks AS MATERIALIZED (
+    -- once (not per n-gram row); kg_normalize keeps the word count, so t (keys)
+    -- and o (original case) align
     SELECT regexp_split_to_array(scirag.kg_normalize(q.q), ' ') AS t,
            regexp_split_to_array(btrim(regexp_replace(q.q, '[^A-Za-z0-9]+', ' ', 'g')), ' ') AS o
     FROM q),
@@ -74,26 +54,38 @@ AS $$
     SELECT i AS pos, len, array_to_string(t[i:i + len - 1], ' ') AS key,
            array_to_string(o[i:i + len - 1], ' ') !~ '[a-z]' AS capitals
     FROM toks, generate_series(1, cardinality(t)) AS i, generate_series(1, 8) AS len
-    WHERE i + len - 1 <= cardinality(t) AND t[1] <> '' AND cardinality(t) = cardinality(o)),
+    WHERE i + len - 1 <= cardinality(t) AND t[1] <> '' AND cardinality(t) = cardinality(o)
+    UNION ALL
+    SELECT 0, 0, x.key, true
+    FROM (SELECT DISTINCT scirag.kg_normalize(nm) AS key FROM unnest(coalesce(extra_names, '{}')) AS nm LIMIT 20) x
+    WHERE x.key <> ''),
   keys AS (
     SELECT g.key, bool_or(g.capitals) AS capitals FROM grams g GROUP BY g.key),
-  hits AS (
-    SELECT g.pos, g.len, g.key, e AS entity_id
+  -- A skip scan over (surface_key, entity_id): one index probe per distinct
+  -- (surface, entity), however many chunks mention a popular surface, all in
+  -- one statement (row-level security filters inside each probe).
+  probe(key, capitals, entity_id) AS (
+    SELECT k.key, k.capitals,
+           (SELECT min(m.entity_id) FROM scirag.kg_mentions m
+            WHERE m.surface_key = k.key AND (k.capitals OR NOT m.acronym))
     FROM keys k
-    CROSS JOIN LATERAL scirag.kg_surface_entities(k.key, k.capitals) AS e
-    JOIN grams g ON g.key = k.key),
+    UNION ALL
+    SELECT p.key, p.capitals,
+           (SELECT min(m.entity_id) FROM scirag.kg_mentions m
+            WHERE m.surface_key = p.key AND (p.capitals OR NOT m.acronym) AND m.entity_id > p.entity_id)
+    FROM probe p WHERE p.entity_id IS NOT NULL),
+  hits AS (
+    SELECT g.pos, g.len, g.key, p.entity_id
+    FROM probe p JOIN grams g ON g.key = p.key
+    WHERE p.entity_id IS NOT NULL),
   maximal AS (
+    -- a model's name (len 0) always counts; a question n-gram only when no longer match covers it
     SELECT h.* FROM hits h
-    WHERE NOT EXISTS (SELECT 1 FROM hits o
-                      WHERE o.len > h.len AND o.pos <= h.pos AND o.pos + o.len >= h.pos + h.len)),
-  named AS (
-    SELECT 0 AS pos, 0 AS len, x.key, e AS entity_id
-    FROM (SELECT DISTINCT scirag.kg_normalize(nm) AS key FROM unnest(coalesce(extra_names, '{}')) AS nm
-          LIMIT 20) x
-    CROSS JOIN LATERAL scirag.kg_surface_entities(x.key, true) AS e
-    WHERE x.key <> '')
+    WHERE h.len = 0 OR NOT EXISTS (SELECT 1 FROM hits o
+                                   WHERE o.len > h.len AND o.pos > 0 AND o.pos <= h.pos
+                                     AND o.pos + o.len >= h.pos + h.len))
   SELECT s.entity_id, min(s.key), max(s.len)
-  FROM (SELECT * FROM maximal UNION ALL SELECT * FROM named) s
+  FROM maximal s
   GROUP BY s.entity_id
   ORDER BY max(s.len) DESC, count(*) DESC, s.entity_id
 $$;
@@ -207,7 +199,9 @@ BEGIN
     -- the chunks that mention a reached entity (its evidence pointers; chunks
     -- whose title or section path names it first) ...
     SELECT mm.chunk_id, e.entity_id, e.hop, e.conf_at_hop AS conf, e.rel_at_hop AS rel, mm.heading AS focus,
-           e.best_conf
+           e.best_conf,
+           (SELECT count(*) FROM scirag.kg_relationships r
+            WHERE r.chunk_id = mm.chunk_id AND (r.source_entity_id = e.entity_id OR r.target_entity_id = e.entity_id)) AS ev
     FROM ents e
     CROSS JOIN LATERAL (SELECT m.chunk_id, m.heading FROM scirag.kg_mentions m
                         WHERE m.entity_id = e.entity_id
@@ -215,7 +209,7 @@ BEGIN
                         LIMIT per_entity) mm
     UNION ALL
     -- ... and the chunks that state the edges the walk followed
-    SELECT w.via_chunk, w.entity_id, w.hop, w.conf, w.rel, true, w.conf
+    SELECT w.via_chunk, w.entity_id, w.hop, w.conf, w.rel, true, w.conf, 1::bigint
     FROM walk w JOIN ents e ON e.entity_id = w.entity_id
     WHERE w.via_chunk IS NOT NULL),
   per_chunk AS (
@@ -223,13 +217,14 @@ BEGIN
            max(c.conf) FILTER (WHERE c.hop = c.min_hop) AS conf_at_hop,
            max(c.rel) FILTER (WHERE c.hop = c.min_hop) AS rel,
            bool_or(c.focus) FILTER (WHERE c.hop = c.min_hop) AS focus,
+           sum(c.ev) FILTER (WHERE c.hop = c.min_hop) AS ev,
            max(c.best_conf) AS best_conf,
            count(DISTINCT c.entity_id) AS support
     FROM (SELECT cand.*, min(cand.hop) OVER (PARTITION BY cand.chunk_id) AS min_hop FROM cand) c
     GROUP BY c.chunk_id),
   visible AS (
     -- the final join with chunks applies the chunk policy once more
-    SELECT p.chunk_id, p.hop, p.conf_at_hop, p.best_conf, p.rel, p.focus, p.support, ch.document_id
+    SELECT p.chunk_id, p.hop, p.conf_at_hop, p.best_conf, p.rel, p.focus, p.ev, p.support, ch.document_id
     FROM per_chunk p JOIN scirag.chunks ch ON ch.id = p.chunk_id
     WHERE ch.kind <> 'section'),
   cited AS (
@@ -237,7 +232,8 @@ BEGIN
     -- direction) from a represented document. Citations and the neighbour's
     -- chunks are both read under row-level security, so scope applies to the
     -- neighbouring document before anything is ranked.
-    SELECT ch.id AS chunk_id, nd.hop, nd.conf, nd.conf AS best_conf, 0 AS rel, false AS focus, 0::bigint AS support
+    SELECT ch.id AS chunk_id, nd.hop, nd.conf, nd.conf AS best_conf, 0 AS rel, false AS focus, 0::numeric AS ev,
+           0::bigint AS support
     FROM (SELECT x.document_id, min(x.hop) + 1 AS hop, max(x.conf) AS conf
           FROM (SELECT dc.cited_document_id AS document_id, v.hop, v.conf_at_hop AS conf
                 FROM visible v JOIN scirag.document_citations dc ON dc.document_id = v.document_id
@@ -252,16 +248,16 @@ BEGIN
                         ORDER BY c.ordinal LIMIT per_entity) ch
     WHERE NOT EXISTS (SELECT 1 FROM visible v WHERE v.chunk_id = ch.id)),
   pool AS (
-    SELECT v.chunk_id, v.hop, v.conf_at_hop, v.best_conf, v.rel, v.focus, v.support FROM visible v
+    SELECT v.chunk_id, v.hop, v.conf_at_hop, v.best_conf, v.rel, v.focus, v.ev, v.support FROM visible v
     UNION ALL
-    SELECT c.chunk_id, c.hop, c.conf, c.best_conf, c.rel, c.focus, c.support FROM cited c),
+    SELECT c.chunk_id, c.hop, c.conf, c.best_conf, c.rel, c.focus, c.ev, c.support FROM cited c),
   ranked AS (
     SELECT p.chunk_id, p.hop,
            CASE WHEN rank_by = 'confidence' THEN p.best_conf ELSE p.conf_at_hop END AS conf,
            row_number() OVER (ORDER BY
              CASE WHEN rank_by = 'confidence' THEN -p.best_conf ELSE p.hop END,
              CASE WHEN rank_by = 'confidence' THEN p.hop ELSE -p.conf_at_hop END,
-             p.rel DESC, p.focus DESC, p.support DESC, p.chunk_id) AS rnk
+             p.rel DESC, p.ev DESC, p.focus DESC, p.support DESC, p.chunk_id) AS rnk
     FROM pool p)
   SELECT r.chunk_id, r.rnk::int, r.hop, r.conf
   FROM ranked r
@@ -271,8 +267,11 @@ END $$;
 COMMENT ON FUNCTION scirag.search_graph(text, int) IS
   'Graph layer: entities named in the question (offline surface matcher, or a model when graph option question_entities = model) seed a walk of at most two hops in either direction (recursive CTE, bounded per entity so hubs cannot blow it up); the evidence chunks of reached entities are ranked by hop distance (or by the strongest minimum-edge confidence when rank_by = confidence). Options: kg_options / SET scirag.graph_<key> (rank_by, min_confidence, citation_hop). Only chunks in the caller''s scope.';
 
+REVOKE EXECUTE ON FUNCTION scirag.graph_option(text), scirag.graph_option_int(text, int, int, int),
+  scirag.graph_seed_entities(text, text[]),
+  scirag.graph_question_entities(text), scirag.search_graph(text, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.graph_option(text), scirag.graph_option_int(text, int, int, int),
-  scirag.kg_surface_entities(text, boolean), scirag.graph_seed_entities(text, text[]),
+  scirag.graph_seed_entities(text, text[]),
   scirag.graph_question_entities(text), scirag.search_graph(text, int)
   TO scirag_reader, scirag_loader;
 COMMIT;

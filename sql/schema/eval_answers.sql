@@ -195,6 +195,9 @@ COMMENT ON COLUMN scirag.eval_answer_metrics.correctness IS 'mean correctness ag
 COMMENT ON COLUMN scirag.eval_answer_metrics.prompt_tokens_mean IS 'mean approximate tokens shown to the answerer';
 COMMENT ON COLUMN scirag.eval_answer_metrics.p50_ms IS 'median answer time, milliseconds';
 
+ALTER VIEW scirag.eval_config_metrics OWNER TO scirag_owner;
+ALTER VIEW scirag.eval_answer_metrics OWNER TO scirag_owner;
+
 ALTER TABLE scirag.eval_questions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE scirag.eval_questions FORCE ROW LEVEL SECURITY;
 ALTER TABLE scirag.eval_answers ENABLE ROW LEVEL SECURITY;
@@ -239,5 +242,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION scirag.corpus_fingerprint_full() IS
   'corpus_fingerprint() plus graph counts (entities, relationships, communities; 0 while the graph tables do not exist), over what the caller can see: stored with every answer and retrieval evaluation run.';
+REVOKE ALL ON FUNCTION scirag.corpus_fingerprint_full() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.corpus_fingerprint_full() TO scirag_reader, scirag_loader;
 COMMIT;

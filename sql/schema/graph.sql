@@ -355,26 +355,6 @@ CREATE TRIGGER document_citations_fill_scope BEFORE INSERT OR UPDATE OF chunk_id
 CREATE TRIGGER kg_community_chunks_fill_scope BEFORE INSERT OR UPDATE OF chunk_id
   ON scirag.kg_community_chunks FOR EACH ROW EXECUTE FUNCTION scirag.kg_fill_scope();
 
-CREATE OR REPLACE FUNCTION scirag.kg_community_scope_refresh(doc_ids bigint[])
-RETURNS void
-LANGUAGE sql
-SET search_path = pg_catalog, pg_temp
-AS $$
-  UPDATE scirag.kg_communities k
-  SET licenses = s.licenses, sources = s.sources, any_retracted = s.any_retracted
-  FROM (SELECT k2.id,
-               array_agg(DISTINCT d.license::text ORDER BY d.license::text) AS licenses,
-               array_agg(DISTINCT d.source ORDER BY d.source) AS sources,
-               bool_or(d.retracted) AS any_retracted
-        FROM scirag.kg_communities k2
-        JOIN scirag.documents d ON d.id = ANY (k2.source_documents)
-        WHERE k2.source_documents && doc_ids
-        GROUP BY k2.id) s
-  WHERE k.id = s.id
-$$;
-COMMENT ON FUNCTION scirag.kg_community_scope_refresh(bigint[]) IS
-  'Recomputes the license, source and retraction sets of the communities built from the given documents.';
-
 CREATE OR REPLACE FUNCTION scirag.kg_sync_document_scope()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -391,7 +371,17 @@ BEGIN
     WHERE document_id = NEW.id;
   UPDATE scirag.kg_community_chunks SET license = NEW.license, source = NEW.source, retracted = NEW.retracted
     WHERE document_id = NEW.id;
-  PERFORM scirag.kg_community_scope_refresh(ARRAY[NEW.id]);
+  UPDATE scirag.kg_communities k
+  SET licenses = s.licenses, sources = s.sources, any_retracted = s.any_retracted
+  FROM (SELECT k2.id,
+               array_agg(DISTINCT d.license::text ORDER BY d.license::text) AS licenses,
+               array_agg(DISTINCT d.source ORDER BY d.source) AS sources,
+               bool_or(d.retracted) AS any_retracted
+        FROM scirag.kg_communities k2
+        JOIN scirag.documents d ON d.id = ANY (k2.source_documents)
+        WHERE k2.source_documents @> ARRAY[NEW.id]
+        GROUP BY k2.id) s
+  WHERE k.id = s.id;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION scirag.kg_sync_document_scope() IS
@@ -431,5 +421,8 @@ BEGIN
     EXECUTE format('REVOKE ALL ON scirag.%I FROM PUBLIC', t);
   END LOOP;
 END $$;
+-- ALTER DEFAULT PRIVILEGES ... IN SCHEMA cannot take back PUBLIC's global EXECUTE: revoke explicitly.
+REVOKE EXECUTE ON FUNCTION scirag.kg_normalize(text), scirag.kg_fill_scope(),
+  scirag.kg_sync_document_scope(), scirag.kg_drop_document_communities() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.kg_normalize(text) TO scirag_reader, scirag_loader;
 COMMIT;

@@ -7,7 +7,7 @@
 -- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(33);
+SELECT plan(36);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
@@ -50,9 +50,10 @@ SELECT throws_ok($$SELECT scirag.embed_query('ptarmigan')$$, '42501', NULL,
   'setup: the reader can no longer call scirag.embed_query (PL/Python is unreachable)');
 
 SELECT results_eq(
-  $$SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0)) ORDER BY rank$$,
+  $$SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 5, profile => 'interactive-rrf',
+                                         query_embedding => tests.frame_vec(0)) ORDER BY rank$$,
   format('VALUES (%s::bigint), (%s), (%s), (%s), (%s)', :c1, :c2, :c3, :c4, :c5),
-  'with query_embedding, retrieve answers without PL/Python, in the expected fused order');
+  'with query_embedding, retrieve answers without PL/Python, in the expected (RRF) fused order');
 SELECT ok(scirag.last_trace() IS NOT NULL AND tests.trace_stage('embed') IS NULL,
   '... its trace has no embed stage');
 SELECT ok(tests.trace_stage('vector') = 'ok' AND tests.trace_stage('keyword') = 'ok',
@@ -75,7 +76,8 @@ SELECT is(
   'retrieve returns rank, chunk_id, document_id, external_id, score, layers, title, section_path, content, is_table, citation');
 
 CREATE TEMP TABLE r AS
-  SELECT * FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0));
+  SELECT * FROM scirag.retrieve('ptarmigan plumage', k => 5, profile => 'interactive-rrf',
+                                query_embedding => tests.frame_vec(0));
 
 SELECT is(ARRAY(SELECT rank FROM r ORDER BY rank), ARRAY[1, 2, 3, 4, 5], 'rank is 1..n');
 SELECT ok(bool_and(document_id = :doc AND external_id = 'rc-a' AND title = 'Fixture rc-a'
@@ -149,8 +151,8 @@ SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundr
 
 -- ---------------------------------------------------------------- weighted RRF
 -- Chunk 1: vector rank 1 only. Chunk 2: keyword rank 1 only. Chunk 3: vector 2, keyword 3.
-CREATE TEMP TABLE h AS SELECT ARRAY[ROW('vector', 1, 1)::scirag.layer_hit, ROW('keyword', 2, 1)::scirag.layer_hit,
-                                    ROW('vector', 3, 2)::scirag.layer_hit, ROW('keyword', 3, 3)::scirag.layer_hit] AS hits;
+CREATE TEMP TABLE h AS SELECT ARRAY[ROW('vector', 1, 1, NULL)::scirag.layer_hit, ROW('keyword', 2, 1, NULL)::scirag.layer_hit,
+                                    ROW('vector', 3, 2, NULL)::scirag.layer_hit, ROW('keyword', 3, 3, NULL)::scirag.layer_hit] AS hits;
 SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h))$$,
   $$VALUES (3::bigint), (1), (2)$$,
   'default weights: two layers beat one, and vector rank 1 (1.5) beats keyword rank 1 (1.0)');
@@ -164,8 +166,8 @@ SELECT ok((SELECT abs(score - (1.5 / 62 + 1.0 / 63)) < 1e-15 FROM scirag.fuse_rr
 SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h), rrf_k => 10) WHERE chunk_id = 1), 1.5::float8 / 11,
   'rrf_k is a parameter: 1.5 / (10 + 1)');
 SELECT ok((SELECT abs(score - (1.5 + 1.0 + 0.8 + 0.6 + 1.2) / 61) < 1e-15
-           FROM scirag.fuse_rrf(ARRAY[ROW('vector', 9, 1), ROW('keyword', 9, 1), ROW('graph', 9, 1),
-                                      ROW('community', 9, 1), ROW('hyde', 9, 1)]::scirag.layer_hit[])),
+           FROM scirag.fuse_rrf(ARRAY[ROW('vector', 9, 1, NULL), ROW('keyword', 9, 1, NULL), ROW('graph', 9, 1, NULL),
+                                      ROW('community', 9, 1, NULL), ROW('hyde', 9, 1, NULL)]::scirag.layer_hit[])),
   'default weights: vector 1.5, keyword 1.0, graph 0.8, community 0.6, hyde 1.2');
 
 SELECT is(
@@ -175,5 +177,23 @@ SELECT is(
   'retrieve passes per-call weights to the fusion: a heavy vector weight puts the nearest chunk first');
 
 SELECT tests.as_role(NULL);
+-- ---------------------------------------------------------------- score fusion
+SELECT ok((SELECT abs(score - (0.55 * 1.0 + 0.45 * 0.5) / 1.0) < 1e-12
+           FROM scirag.fuse_scores(ARRAY[ROW('keyword', 1, 1, 8.0), ROW('keyword', 2, 2, 2.0),
+                                         ROW('vector', 2, 1, 0.9), ROW('vector', 1, 2, 0.7), ROW('vector', 3, 3, 0.5)
+                                        ]::scirag.layer_hit[], '{"vector": 0.45, "keyword": 0.55}')
+           WHERE chunk_id = 1),
+  'fuse_scores hand-computed: keyword min-max 1.0 x 0.55 + vector (0.7-0.5)/(0.9-0.5) x 0.45');
+SELECT is((SELECT chunk_id FROM scirag.fuse_scores(ARRAY[
+             ROW('keyword', 1, 1, 20.0), ROW('keyword', 2, 2, 3.0), ROW('keyword', 3, 3, 2.9),
+             ROW('vector', 2, 1, 0.61), ROW('vector', 3, 2, 0.60), ROW('vector', 1, 3, 0.59)]::scirag.layer_hit[],
+           '{"vector": 0.45, "keyword": 0.55}') LIMIT 1),
+  1::bigint, 'score fusion keeps a confident keyword hit on top of a flat dense list (RRF would not)');
+SELECT results_eq(
+  $$SELECT tests.trace_stage('fuse') IS NOT NULL, scirag.last_trace()->'stages'->-1->>'method'
+    FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 3, query_embedding => tests.frame_vec(0))) x$$,
+  $$VALUES (true, 'score')$$,
+  'the interactive profile fuses by score, and the trace says which fusion ran');
+
 SELECT * FROM finish();
 ROLLBACK;

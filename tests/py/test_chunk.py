@@ -195,12 +195,12 @@ def test_double_spaced_sentences_are_not_a_grid():
     assert [c.kind for c in chunks] == ["prose"]
 
 
-def test_table_inside_a_paragraph_is_cut_out_with_its_caption_left_as_prose():
+def test_table_inside_a_paragraph_is_cut_out_and_keeps_its_caption():
     text = "Table 1. Harvested area by county in the basin.\n" + GRID
     chunks = chunks_of(text)
-    assert [c.kind for c in chunks] == ["prose", "table"]
-    assert chunks[0].body == "Table 1. Harvested area by county in the basin."
-    assert (chunks[1].line_start, chunks[1].line_end) == (2, 4)
+    assert [c.kind for c in chunks] == ["table"]
+    assert chunks[0].body.startswith("Table 1. Harvested area by county in the basin.\n\n")
+    assert (chunks[0].line_start, chunks[0].line_end) == (1, 4)
 
 
 def test_large_table_is_never_split():
@@ -430,3 +430,27 @@ def test_content_hash_ignores_name_and_title_but_not_content(tmp_path):
 def test_count_tokens_is_words_and_punctuation():
     assert count_tokens("Yield: 1.34 t/ac.") == 9
     assert count_tokens("") == 0
+
+
+def test_table_caption_travels_inside_the_table_chunk():
+    text = ("Results\n\n"
+            "Table 2: Ash and lignin of cereal straws (dry basis).\n\n"
+            "| Residue | Ash % | Lignin % |\n|---|---|---|\n| Barley straw | 5.4 | 17.1 |\n| Wheat straw | 6.8 | 18.9 |\n\n"
+            "The barley straw had the lowest ash content of the cereal residues we measured.")
+    chunks = chunk_document(parse_text(text, fmt="markdown"), "Doc")
+    tables = [c for c in chunks if c.is_table]
+    assert len(tables) == 1
+    assert tables[0].body.startswith("Table 2: Ash and lignin")
+    assert "Barley straw | 5.4 | 17.1" in tables[0].body
+    prose = [c for c in chunks if c.kind == "prose"]
+    assert not any("Table 2: Ash and lignin" in c.body for c in prose)
+
+
+def test_table_caption_below_the_table_is_attached_too():
+    text = ("| Residue | Ash % |\n|---|---|\n| Barley straw | 5.4 |\n| Wheat straw | 6.8 |\n\n"
+            "Table 3. Ash content of two straws.\n\n"
+            "A paragraph of ordinary prose that follows the caption and is long enough.")
+    chunks = chunk_document(parse_text(text, fmt="markdown"), "Doc")
+    table = next(c for c in chunks if c.is_table)
+    assert table.body.endswith("Table 3. Ash content of two straws.")
+    assert all("Table 3." not in c.body for c in chunks if c.kind == "prose")

@@ -181,6 +181,8 @@ _NUMBER_TOKEN = re.compile(r"^[(\[]?[-+−±~<>≈$€£]?\d[\d,]*(?:\.\d+)?(?:[
 _SMALL_WORDS = {"a", "an", "and", "as", "at", "by", "de", "for", "from", "in", "into", "of", "on",
                 "or", "per", "the", "to", "via", "vs", "vs.", "with", "without", "versus", "und"}
 _CAPTION = re.compile(r"^(table|figure|fig\.|chart|plate)\s*\d", re.IGNORECASE)
+# A table's caption belongs to the table: "Table 2: ..." before (or right after) it.
+_TABLE_CAPTION = re.compile(r"^(table|tab\.)\s*([0-9]+|[ivxlc]+)\b", re.IGNORECASE)
 
 
 def _numeric_count(tokens: list[str]) -> int:
@@ -600,6 +602,7 @@ class _Builder:
         self.buffer: list[_Unit] = []        # paragraphs waiting to be packed
         self.carry: str = ""                 # overlap for the next prose chunk
         self.carry_is_prose = False          # False: table rows, which stay a block of their own
+        self.table_open = False              # the last unit was a table without a caption
 
     # -- structure ------------------------------------------------------------
     @property
@@ -631,6 +634,7 @@ class _Builder:
 
     # -- events -----------------------------------------------------------------
     def heading(self, unit: _Unit):
+        self.table_open = False
         self.flush_prose()
         self.carry = ""                      # never carry overlap across a heading
         level = self._heading_level(unit)
@@ -648,15 +652,35 @@ class _Builder:
         self.sections.append(section)
 
     def table(self, unit: _Unit):
+        # The caption travels inside the table chunk: a claim about a table names
+        # what the caption says as often as what the cells say.
+        caption = self.buffer.pop() if self.buffer and _TABLE_CAPTION.match(self.buffer[-1].text) else None
         self.flush_prose()
         self._record(unit.text, unit.span)
-        self._emit("table", unit.text, unit.span)
+        if caption is None:
+            self._emit("table", unit.text, unit.span)
+        else:
+            self._emit("table", caption.text + PARA_SEP + unit.text, caption.span.merge(unit.span))
         self.carry = _table_tail(unit.text)
         self.carry_is_prose = False
+        self.table_open = caption is None    # a caption may still follow the table
 
     def paragraph(self, unit: _Unit):
         self._record(unit.text, unit.span)
-        self.buffer.append(unit)
+        if self.table_open and not self.buffer and _TABLE_CAPTION.match(unit.text):
+            self._attach_caption(unit)
+        else:
+            self.buffer.append(unit)
+        self.table_open = False
+
+    def _attach_caption(self, unit: _Unit):
+        table = self.chunks[-1]
+        span = _Span(table.line_start, table.line_end, table.page_start, table.page_end).merge(unit.span)
+        table.body = table.body + PARA_SEP + unit.text
+        table.content = self._content(table.section_path, table.body)
+        table.token_count = count_tokens(table.content)
+        table.line_start, table.line_end, table.page_start, table.page_end = (
+            span.line_start, span.line_end, span.page_start, span.page_end)
 
     # -- prose packing ----------------------------------------------------------
     def flush_prose(self):

@@ -84,6 +84,14 @@ ABLATIONS = {
 }
 
 
+def single_config(profile: str, layers: Optional[str], options: Optional[str], name: Optional[str]):
+    opts = json.loads(options) if options else {}
+    if layers:
+        opts["layers"] = [x.strip() for x in layers.split(",")]
+    label = name or (layers.replace(",", "+") if layers else profile) + (f" {options}" if options else "")
+    return label, profile, opts
+
+
 @eval_app.command("beir")
 def eval_beir(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"),
               split: str = typer.Option("train", help="qrels split"),
@@ -91,6 +99,8 @@ def eval_beir(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=Fals
               profile: str = typer.Option("interactive", help="retrieval profile"),
               ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
               limit: Optional[int] = typer.Option(None, help="only the first N queries (smoke runs)"),
+              options: Optional[str] = typer.Option(None, "--options", help="JSON options for scirag.retrieve (weights, budgets_ms, ...)"),
+              name: Optional[str] = typer.Option(None, help="label of the run (ablation name)"),
               dsn: Optional[str] = DsnOption):
     """Load a BEIR corpus into its own database (once), run its queries through
     scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level)."""
@@ -103,8 +113,7 @@ def eval_beir(corpus_dir: Path = typer.Argument(..., exists=True, file_okay=Fals
     if ablation:
         configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
     else:
-        options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
-        configs = [(layers.replace(",", "+") if layers else profile, profile, options)]
+        configs = [single_config(profile, layers, options, name)]
     results = [run_config(target, corpus_dir, split, name, p, o, limit) for name, p, o in configs]
     print_table(results, ["run", "config", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"])
 
@@ -115,6 +124,8 @@ def eval_scitab(data_dir: Path = typer.Argument(..., exists=True, file_okay=Fals
                 profile: str = typer.Option("interactive", help="retrieval profile"),
                 ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
                 limit: Optional[int] = typer.Option(None, help="only the first N claims"),
+                options: Optional[str] = typer.Option(None, "--options", help="JSON options for scirag.retrieve (weights, budgets_ms, ...)"),
+                name: Optional[str] = typer.Option(None, help="label of the run (ablation name)"),
                 dsn: Optional[str] = DsnOption):
     """Table retrieval on SciTab: find the table each claim is about (hit@1/5/10, MRR)."""
     from scirag.evaluation import print_table
@@ -125,8 +136,7 @@ def eval_scitab(data_dir: Path = typer.Argument(..., exists=True, file_okay=Fals
     if ablation:
         configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
     else:
-        options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
-        configs = [(layers.replace(",", "+") if layers else profile, profile, options)]
+        configs = [single_config(profile, layers, options, name)]
     results = [run_config(target, data_dir, name, p, o, limit) for name, p, o in configs]
     print_table(results, ["run", "config", "claims", "hit@1", "hit@5", "hit@10", "mrr", "p50_ms"])
 

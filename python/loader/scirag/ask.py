@@ -1,0 +1,92 @@
+"""`scirag ask`: SELECT scirag.answer(...) as the reader role, printed with its numbered
+sources, the mechanical checks and the (content-free) trace."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+from contextlib import contextmanager
+
+from scirag import db
+
+
+@contextmanager
+def progress(message: str, stream=sys.stderr):
+    """A ticking status line on a terminal (answers with a model can take a while);
+    one line otherwise."""
+    if not stream.isatty():
+        print(message, file=stream, flush=True)
+        yield
+        return
+    stop = threading.Event()
+    t0 = time.monotonic()
+
+    def tick():
+        frames = "|/-\\"
+        i = 0
+        while not stop.wait(0.2):
+            stream.write(f"\r{frames[i % 4]} {message} {time.monotonic() - t0:4.1f}s")
+            stream.flush()
+            i += 1
+
+    th = threading.Thread(target=tick, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+        stream.write("\r" + " " * (len(message) + 12) + "\r")
+        stream.flush()
+
+
+def ask(question: str, options: dict, dsn: str | None = None, licenses: str | None = None) -> dict:
+    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE, autocommit=True) as conn:
+        if licenses is not None:
+            conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
+        with progress("retrieving and answering"):
+            return conn.execute("SELECT scirag.answer(%s, %s)", (question, json.dumps(options))).fetchone()[0]
+
+
+def format_answer(question: str, result: dict, width: int = 100) -> str:
+    lines = [f"Q: {question}", ""]
+    for para in result["answer"].split("\n"):
+        lines.extend(textwrap.wrap(para, width) or [""])
+    lines.append("")
+    cited = {c["n"] for c in result.get("citations") or []}
+    if result.get("sources"):
+        lines.append("Sources (* = cited):")
+        for s in result["sources"]:
+            mark = "*" if s["n"] in cited else " "
+            shown = "" if s.get("shown", "full") == "full" else f"  [{s['shown']}]"
+            cite = s.get("cite") or s.get("title")
+            lines.extend(textwrap.wrap(f"{mark}[{s['n']}] {cite}{shown}", width, subsequent_indent="     "))
+    else:
+        lines.append("Sources: none in your scope")
+    chk = result.get("checks") or {}
+    verdict = [
+        "citations ok" if chk.get("citations_ok") else f"citations BAD (invalid: {chk.get('invalid_citations')})",
+        (f"numbers ok ({chk.get('numbers', 0)} in answer, all in cited sources)" if chk.get("numbers_ok")
+         else f"numbers NOT in cited sources: {', '.join(chk.get('ungrounded_numbers') or [])}"),
+    ]
+    if result.get("abstained"):
+        verdict.append("abstained")
+    lines.append("")
+    lines.append(f"checks: {'; '.join(verdict)}")
+    lines.append(f"answerer: {result.get('answerer')}  intent: {result.get('intent')}"
+                 + (f"  coverage: {result['evidence']['coverage']}" if result.get("evidence") else ""))
+    comp = result.get("compression") or {}
+    if comp.get("enabled"):
+        lines.append(f"compression: {comp.get('summariser')} summaries, {comp.get('summarised')} summarised, "
+                     f"{comp.get('dropped')} dropped, {comp.get('failures')} failed; tokens "
+                     f"{comp.get('tokens_before')} -> {comp.get('tokens_after')}")
+    trace = result.get("trace") or {}
+    stages = [f"{s['stage']} {s['status']} {s['ms']}ms" + (f" n={s['candidates']}" if s.get("candidates") else "")
+              for s in trace.get("stages", [])]
+    rstages = [f"{s['stage']}:{s['status']}" for s in ((trace.get("retrieve") or {}).get("stages") or [])
+               if s["status"] != "disabled"]
+    lines.append(f"trace: {', '.join(stages)}; total {trace.get('ms')}ms"
+                 + (f" (retrieve: {' '.join(rstages)})" if rstages else ""))
+    return "\n".join(lines)

@@ -1,0 +1,467 @@
+"""Reranking behind one protocol (VulcanLab retrieval step 4).
+
+A :class:`Reranker` scores (query, passage) pairs. Two adapters ship:
+
+* :class:`LLMReranker` asks the configured LLM client (``llm.get_llm``) for a
+  0-10 relevance score per passage, in batches, as JSON;
+* :class:`CrossEncoderReranker` runs a local cross-encoder exported to ONNX: a
+  folder the admin provides with ``model.onnx`` and ``tokenizer.json`` (for
+  example BAAI/bge-reranker exported with optimum). Nothing is downloaded.
+
+On top of the model score (or of the fused order when no model runs) come the
+entity boost (+``entity_boost`` per query entity found in the passage) and the
+intent bias (each question intent prefers a content shape, as VulcanLab lists).
+
+A reranker that fails (no client, no model, an error, unusable output) never
+fails retrieval: the input order comes back with status ``fallback: <reason>``,
+where the reason is a fixed class name and never query or chunk text.
+
+Everything takes its collaborators (plpy, the GD cache, the LLM client, the
+ONNX session) as arguments, so tests/py exercise it without a database.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+from .llm import LLMError, get_llm, parse_json_response
+
+RERANKERS = ("none", "llm", "cross_encoder")
+INTENTS = ("DEFINITION", "MECHANISM", "COMPARISON", "APPLICATION", "STUDY_DETAIL", "CRITIQUE", "GENERAL")
+
+DEFAULTS = {
+    "reranker": "none",
+    "model_path": None,
+    "entity_boost": 0.05,
+    "entities": None,          # None: taken from the query
+    "intent_bias": False,
+    "intent": None,            # None: scirag.classify_intent(query)
+    "intent_weight": 0.05,
+    "batch_size": 8,
+    "max_length": 512,
+    "fused_scores": None,      # base scores when no model runs (normalised)
+}
+
+
+class OptionsError(ValueError):
+    """The caller passed options rerank does not understand (a programming error, not a model failure)."""
+
+
+class RerankFailure(RuntimeError):
+    """A reranker could not score; ``reason`` is a content-free class name for the trace."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One relevance score in [0, 1] per passage, in passage order."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_options(options) -> dict:
+    """Options as a dict with defaults filled in; unknown keys or wrong types raise OptionsError naming the key."""
+    if options is None or options == "":
+        options = {}
+    if isinstance(options, str):
+        options = json.loads(options)
+    if not isinstance(options, dict):
+        raise OptionsError("rerank options must be a JSON object")
+    out = dict(DEFAULTS)
+    for key, v in options.items():
+        if key not in DEFAULTS:
+            raise OptionsError(f'unknown rerank option "{key}" (known: {", ".join(sorted(DEFAULTS))})')
+        if key == "reranker":
+            if v not in RERANKERS:
+                raise OptionsError(f'rerank option "reranker" must be one of {", ".join(RERANKERS)}')
+        elif key in ("model_path", "intent"):
+            if v is not None and not isinstance(v, str):
+                raise OptionsError(f'rerank option "{key}" must be a string')
+            if key == "intent" and v is not None and v.upper() not in INTENTS:
+                raise OptionsError(f'rerank option "intent" must be one of {", ".join(INTENTS)}')
+        elif key in ("entity_boost", "intent_weight"):
+            if not _is_number(v) or v < 0:
+                raise OptionsError(f'rerank option "{key}" must be a number >= 0')
+        elif key in ("batch_size", "max_length"):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise OptionsError(f'rerank option "{key}" must be a positive integer')
+        elif key == "intent_bias":
+            if not isinstance(v, bool):
+                raise OptionsError('rerank option "intent_bias" must be a boolean')
+        elif key == "entities":
+            if v is not None and (not isinstance(v, list) or not all(isinstance(e, str) for e in v)):
+                raise OptionsError('rerank option "entities" must be a list of strings')
+        elif key == "fused_scores":
+            if v is not None and (not isinstance(v, list) or not all(_is_number(x) for x in v)):
+                raise OptionsError('rerank option "fused_scores" must be a list of numbers')
+        out[key] = v
+    if out["intent"]:
+        out["intent"] = out["intent"].upper()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# LLM adapter
+# ---------------------------------------------------------------------------
+
+LLM_SYSTEM = ("You judge how relevant passages from scientific documents are to a question. "
+              "Judge only what each passage says; do not answer the question.")
+
+
+def _truncate_words(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]) + " ..."
+
+
+def llm_prompt(query: str, passages: Sequence[str], max_words: int) -> str:
+    lines = [f"Question: {query}", "", "Passages:"]
+    for i, p in enumerate(passages, 1):
+        lines.append(f"[{i}] {_truncate_words(' '.join(p.split()), max_words)}")
+    lines += ["", f"Rate each of the {len(passages)} passages from 0 (irrelevant) to 10 (answers the question "
+              "directly). Reply with JSON only, in passage order: "
+              '{"scores": [' + ", ".join(f"<score of [{i}]>" for i in range(1, len(passages) + 1)) + "]}"]
+    return "\n".join(lines)
+
+
+class LLMReranker:
+    name = "llm"
+
+    def __init__(self, client, batch_size: int = 8, max_length: int = 512):
+        self.client = client
+        self.batch_size = max(1, batch_size)
+        self.max_length = max(1, max_length)
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        out: list[float] = []
+        for start in range(0, len(passages), self.batch_size):
+            batch = list(passages[start:start + self.batch_size])
+            prompt = llm_prompt(query, batch, self.max_length)
+            try:
+                text = self.client.complete(prompt, system=LLM_SYSTEM, temperature=0.0, json_mode=True,
+                                            max_tokens=64 + 8 * len(batch))
+            except Exception as exc:  # noqa: BLE001 - any client failure is one fallback class
+                raise RerankFailure("llm_error") from exc
+            try:
+                data = parse_json_response(text)
+            except LLMError as exc:
+                raise RerankFailure("bad_output") from exc
+            scores = data.get("scores") if isinstance(data, dict) else data
+            if (not isinstance(scores, list) or len(scores) != len(batch)
+                    or not all(_is_number(s) and 0 <= s <= 10 for s in scores)):
+                raise RerankFailure("bad_output")
+            out.extend(float(s) / 10.0 for s in scores)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Cross-encoder adapter (ONNX)
+# ---------------------------------------------------------------------------
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def load_cross_encoder_files(model_path: str, threads: int = 1):
+    """(session, tokenizer) from a folder holding model.onnx and tokenizer.json
+    (or the path of the .onnx file itself, with tokenizer.json beside it)."""
+    folder = Path(model_path)
+    onnx_file = folder / "model.onnx" if folder.is_dir() else folder
+    tok_file = onnx_file.parent / "tokenizer.json"
+    if not onnx_file.is_file() or not tok_file.is_file():
+        raise RerankFailure("model_unavailable")
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        opts = ort.SessionOptions()
+        # Inside a backend: one thread, no arena (as the embedder).
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.enable_cpu_mem_arena = False
+        session = ort.InferenceSession(str(onnx_file), opts, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(tok_file))
+    except Exception as exc:  # noqa: BLE001 - a broken model folder is one fallback class
+        raise RerankFailure("model_unavailable") from exc
+    return session, tokenizer
+
+
+class CrossEncoderReranker:
+    """Scores (query, passage) pairs with a sequence-classification cross-encoder.
+
+    ``session`` is anything with ``get_inputs()`` (objects with ``name`` and
+    ``type``) and ``run(output_names, feeds)`` returning logits of shape
+    (batch,), (batch, 1) or (batch, 2): an onnxruntime InferenceSession, or a
+    recorded fake in tests. Logits become scores in [0, 1] by the sigmoid."""
+
+    name = "cross_encoder"
+
+    def __init__(self, model_path: str | None = None, *, session=None, tokenizer=None,
+                 batch_size: int = 8, max_length: int = 512, threads: int = 1):
+        if session is None or tokenizer is None:
+            if not model_path:
+                raise RerankFailure("no_model_path")
+            session, tokenizer = load_cross_encoder_files(model_path, threads)
+        self.session = session
+        self.tokenizer = tokenizer
+        self.batch_size = max(1, batch_size)
+        self.max_length = max(8, max_length)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
+        self.pad_id = next((i for i in (tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
+        self.inputs = {i.name: getattr(i, "type", "tensor(int64)") for i in session.get_inputs()}
+
+    def _feeds(self, encodings):
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        arrays = {"input_ids": [], "attention_mask": [], "token_type_ids": []}
+        for e in encodings:
+            pad = width - len(e.ids)
+            arrays["input_ids"].append(list(e.ids) + [self.pad_id] * pad)
+            arrays["attention_mask"].append(list(e.attention_mask) + [0] * pad)
+            arrays["token_type_ids"].append(list(e.type_ids) + [0] * pad)
+        feeds = {}
+        for name, typ in self.inputs.items():
+            if name not in arrays:
+                raise RerankFailure("model_error")      # an input this adapter cannot provide
+            feeds[name] = np.asarray(arrays[name], dtype=np.int32 if "int32" in str(typ) else np.int64)
+        return feeds
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        out: list[float] = []
+        for start in range(0, len(passages), self.batch_size):
+            batch = list(passages[start:start + self.batch_size])
+            try:
+                encodings = self.tokenizer.encode_batch([(query, p) for p in batch])
+                feeds = self._feeds(encodings)
+                logits = np.asarray(self.session.run(None, feeds)[0], dtype=np.float64)
+            except RerankFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - inference errors are one fallback class
+                raise RerankFailure("model_error") from exc
+            if logits.ndim == 2 and logits.shape[1] == 1:
+                logits = logits[:, 0]
+            elif logits.ndim == 2 and logits.shape[1] == 2:
+                logits = logits[:, 1] - logits[:, 0]   # sigmoid of the difference = softmax of class 1
+            if logits.ndim != 1 or logits.shape[0] != len(batch) or not np.all(np.isfinite(logits)):
+                raise RerankFailure("bad_output")
+            out.extend(_sigmoid(float(x)) for x in logits)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Entity boost and intent bias
+# ---------------------------------------------------------------------------
+
+_QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "does",
+                   "do", "did", "can", "could", "should", "would", "will", "compare", "define", "describe",
+                   "explain", "list", "give", "name", "the", "a", "an", "in", "of", "for", "and", "or"}
+
+
+def query_entities(query: str) -> list[str]:
+    """Entities named by a question, without a model: quoted phrases, codes and
+    acronyms ("HX-40", "DSM-5", "SOC"), and runs of capitalised words that do
+    not merely start the sentence ("Osgood County", "Calder Basin")."""
+    found: list[str] = []
+    for m in re.finditer(r'"([^"]+)"|“([^”]+)”', query):
+        found.append((m.group(1) or m.group(2)).strip())
+    for m in re.finditer(r"[A-Za-z0-9][\w\-/.]*[A-Za-z0-9]|[A-Z]{2,}", query):
+        tok = m.group(0)
+        has_digit = any(c.isdigit() for c in tok)
+        has_alpha = any(c.isalpha() for c in tok)
+        if (has_digit and has_alpha) or sum(c.isupper() for c in tok) >= 2:
+            found.append(tok)
+    for m in re.finditer(r"\b[A-Z][\w\-]*(?:\s+(?:of\s+)?[A-Z][\w\-]*)*", query):
+        words = m.group(0).split()
+        starts_sentence = m.start() == 0 or re.search(r"[.!?:]\s*$", query[:m.start()])
+        if starts_sentence:
+            words = words[1:]
+            while words and words[0].lower() in ("of",):
+                words = words[1:]
+        words = [w for w in words if w.lower() not in _QUESTION_WORDS] if len(words) == 1 else words
+        if words:
+            found.append(" ".join(words))
+    seen, out = set(), []
+    for e in found:
+        key = e.lower()
+        if e and key not in seen and key not in _QUESTION_WORDS:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def entity_hits(entities: Sequence[str], text: str) -> int:
+    """How many of the entities occur in the text (case-insensitive, whole words)."""
+    return sum(1 for e in entities
+               if e and re.search(r"(?<!\w)" + re.escape(e) + r"(?!\w)", text, re.IGNORECASE))
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"\S*\w\S*", text))
+
+
+def intent_match(intent: str | None, shape: dict | None, text: str) -> float:
+    """How well a chunk's shape suits a question intent, in [0, 1] (VulcanLab:
+    definitions prefer H2/H3 sections of moderate length; mechanisms H3/H4 or
+    detailed chunks; comparisons H2/H3 with tables or lists; study details
+    longer, detailed content; plus applications: procedures and practical
+    prose; critiques: discussion and limitation sections)."""
+    if not intent or intent == "GENERAL":
+        return 0.0
+    shape = shape or {}
+    level = shape.get("level")
+    # A content chunk's level is its section's heading level + 1.
+    heading = None if level is None else (level if shape.get("kind") == "section" else level - 1)
+    words = _words(text)
+    has_list = len(re.findall(r"(?m)^\s*(?:[-*•]|\d+[.)])\s+\S", text)) >= 2
+    tabular = bool(shape.get("is_table")) or text.count(" | ") >= 2
+    path = (shape.get("section_path") or "").lower()
+    if intent == "DEFINITION":
+        return 0.5 * (heading in (2, 3)) + 0.5 * (40 <= words <= 300)
+    if intent == "MECHANISM":
+        return 0.5 * (heading in (3, 4)) + 0.5 * (words >= 150)
+    if intent == "COMPARISON":
+        return 0.5 * (heading in (2, 3)) + 0.5 * (tabular or has_list)
+    if intent == "STUDY_DETAIL":
+        return 1.0 if words >= 250 else 0.5 if words >= 150 or tabular else 0.0
+    if intent == "APPLICATION":
+        return 0.5 * has_list + 0.5 * (80 <= words <= 400)
+    if intent == "CRITIQUE":
+        return (0.5 * bool(re.search(r"discussion|limitation|critique|uncertaint|caveat|conclusion", path))
+                + 0.5 * (words >= 100))
+    return 0.0
+
+
+# ---------------------------------------------------------------------------
+# The stage
+# ---------------------------------------------------------------------------
+
+def _base_scores(n: int, fused: Sequence[float] | None) -> list[float]:
+    """The fused order as scores in [0, 1]: the fused scores min-max normalised,
+    or 1, (n-1)/n, ... by position when none are given."""
+    if fused:
+        lo, hi = min(fused), max(fused)
+        return [1.0 if hi == lo else (float(s) - lo) / (hi - lo) for s in fused]
+    return [(n - i) / n for i in range(n)]
+
+
+def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], options=None, *,
+           shapes: dict | None = None, classify: Callable[[str], str] | None = None,
+           llm=None, cross_encoder: Reranker | None = None, cache: dict | None = None,
+           env: dict | None = None) -> list[tuple[int, float, str]]:
+    """Rows (chunk_id, score, status), best first.
+
+    ``llm`` and ``cross_encoder`` replace the configured client / the model
+    loaded from ``model_path`` (tests inject recorded ones); ``shapes`` maps a
+    chunk id to its level, kind, is_table and section_path; ``classify`` gives
+    the intent when the options do not; ``cache`` (GD) keeps loaded models."""
+    opts = parse_options(options)
+    ids = list(chunk_ids or [])
+    texts = [t or "" for t in (contents or [])]
+    if len(ids) != len(texts):
+        raise OptionsError(f"rerank: {len(ids)} chunk ids but {len(texts)} contents")
+    fused = opts["fused_scores"]
+    if fused is not None and len(fused) != len(ids):
+        raise OptionsError(f'rerank option "fused_scores" has {len(fused)} scores for {len(ids)} chunks')
+    n = len(ids)
+    if n == 0:
+        return []
+    base = _base_scores(n, fused)
+
+    status = "disabled"
+    if opts["reranker"] != "none":
+        try:
+            model = _reranker(opts, llm=llm, cross_encoder=cross_encoder, cache=cache, env=env)
+            scores = model.score(query or "", texts)
+            if len(scores) != n:
+                raise RerankFailure("bad_output")
+            base = [float(s) for s in scores]
+            status = "ok"
+        except RerankFailure as exc:
+            return [(cid, base[i], f"fallback: {exc.reason}") for i, cid in enumerate(ids)]
+        except Exception:  # noqa: BLE001 - never fail retrieval because of a reranker
+            return [(cid, base[i], "fallback: unexpected_error") for i, cid in enumerate(ids)]
+
+    final = list(base)
+    if opts["entity_boost"] > 0:
+        entities = opts["entities"] if opts["entities"] is not None else query_entities(query or "")
+        if entities:
+            final = [s + opts["entity_boost"] * entity_hits(entities, texts[i]) for i, s in enumerate(final)]
+    if opts["intent_bias"] and opts["intent_weight"] > 0:
+        intent = opts["intent"] or (classify(query or "") if classify else None)
+        shapes = shapes or {}
+        final = [s + opts["intent_weight"] * intent_match(intent, shapes.get(ids[i]), texts[i])
+                 for i, s in enumerate(final)]
+    order = sorted(range(n), key=lambda i: (-final[i], i))
+    return [(ids[i], final[i], status) for i in order]
+
+
+def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None) -> Reranker:
+    if opts["reranker"] == "llm":
+        client = llm
+        if client is None:
+            try:
+                client = get_llm(env)
+            except LLMError as exc:
+                raise RerankFailure("llm_misconfigured") from exc
+        if client is None:
+            raise RerankFailure("no_llm_configured")
+        return LLMReranker(client, opts["batch_size"], opts["max_length"])
+    if cross_encoder is not None:
+        return cross_encoder
+    if not opts["model_path"]:
+        raise RerankFailure("no_model_path")
+    key = ("cross_encoder", opts["model_path"], opts["max_length"], opts["batch_size"])
+    if cache is not None and key in cache.setdefault("scirag_rerankers", {}):
+        return cache["scirag_rerankers"][key]
+    model = CrossEncoderReranker(opts["model_path"], batch_size=opts["batch_size"], max_length=opts["max_length"])
+    if cache is not None:
+        cache["scirag_rerankers"][key] = model
+    return model
+
+
+def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int, float, str]]:
+    """Body of scirag.rerank: fail closed on an empty scope, drop ids the caller
+    cannot read (row-level security decides), look up chunk shapes, rerank."""
+    opts = parse_options(options)          # invalid options are the caller's error: raise
+    if plpy.execute("SELECT scirag.scope_is_empty() AS e")[0]["e"]:
+        return []
+    ids = list(chunk_ids or [])
+    texts = list(contents or [])
+    if len(ids) != len(texts):
+        raise OptionsError(f"rerank: {len(ids)} chunk ids but {len(texts)} contents")
+    plan = GD.get("scirag_rerank_shapes")
+    if plan is None:
+        plan = plpy.prepare("SELECT id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)",
+                            ["bigint[]"])
+        GD["scirag_rerank_shapes"] = plan
+    shapes = {r["id"]: dict(r) for r in plpy.execute(plan, [ids])} if ids else {}
+    keep = [i for i, cid in enumerate(ids) if cid in shapes]
+    if len(keep) != len(ids):
+        ids = [ids[i] for i in keep]
+        texts = [texts[i] for i in keep]
+        if opts["fused_scores"] is not None:
+            opts["fused_scores"] = [opts["fused_scores"][i] for i in keep] if len(opts["fused_scores"]) == len(
+                chunk_ids) else opts["fused_scores"]
+
+    def classify(q: str) -> str:
+        return plpy.execute(plpy.prepare("SELECT scirag.classify_intent($1) AS i", ["text"]), [q])[0]["i"]
+
+    return rerank(query, ids, texts, opts, shapes=shapes, classify=classify, cache=GD)

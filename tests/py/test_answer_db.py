@@ -1,0 +1,77 @@
+"""scirag.answer and `scirag ask` on the demo corpus in scirag_pytest: cited answers
+offline, scope held in answers, retraction exclusion, planted unanswerable questions."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+SAMPLE = "How much straw could Harlan County supply each year?"
+RESTRICTED_Q = ("What enzyme loading was recommended for saccharifying pretreated corn stover, "
+                "and what sugar yield did it give?")
+# Text that exists only in the restricted memo (saccharification-memo).
+RESTRICTED_TEXT = ["6.5 mg", "353 kg", "89.6 %", "HX-40 loading", "Confidential Technical Memorandum"]
+
+
+def answer(conn, question, options=None):
+    return conn.execute("SELECT scirag.answer(%s, %s)", (question, json.dumps(options or {}))).fetchone()[0]
+
+
+def test_the_sample_question_gets_a_cited_answer_offline(reader_conn, demo_corpus):
+    a = answer(reader_conn, SAMPLE)
+    assert a["answerer"] == "extractive" and not a["abstained"]
+    assert "120,3" in a["answer"], a["answer"]
+    assert a["citations"] and all(c["external_id"] == "county-straw-2022" for c in a["citations"])
+    assert a["checks"]["citations_ok"] and a["checks"]["numbers_ok"]
+    cited = a["citations"][0]
+    assert {"n", "document_id", "chunk_id", "title", "section_path", "lines", "cite"} <= set(cited)
+    assert f"[{cited['n']}]" in a["answer"]
+
+
+def test_planted_unanswerable_questions_are_abstained_on(reader_conn, demo_corpus):
+    for q in ("What straw-to-grain ratio should be used for grain sorghum in Merriweather County?",
+              "What hydrogen yield does dark fermentation of barley straw achieve?"):
+        a = answer(reader_conn, q)
+        assert a["abstained"] and a["citations"] == [], (q, a["answer"])
+
+
+def test_a_restricted_chunk_never_reaches_a_reader_through_an_answer(reader_conn, loader_conn, demo_corpus):
+    text = json.dumps(answer(reader_conn, RESTRICTED_Q))
+    assert not [t for t in RESTRICTED_TEXT if t in text]
+    # The same question, asked by a caller who may see restricted documents, does reach the memo:
+    # the probe above would see a leak.
+    loader_conn.execute("SET scirag.licenses = 'public,open_commercial,restricted'")
+    wide = answer(loader_conn, RESTRICTED_Q)
+    loader_conn.rollback()
+    assert any(r["external_id"] == "saccharification-memo" for r in wide["retrieval"])
+
+
+def test_retracted_documents_drop_out_of_answers_but_not_out_of_retrieve(reader_conn, admin_conn, demo_corpus):
+    admin_conn.execute("UPDATE scirag.documents SET retracted = true WHERE external_id = 'county-straw-2022'")
+    try:
+        a = answer(reader_conn, SAMPLE)
+        assert all(r["external_id"] != "county-straw-2022" for r in a["retrieval"])
+        assert reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10) WHERE external_id = "
+                                   "'county-straw-2022'", (SAMPLE,)).fetchone()[0] > 0
+        assert reader_conn.execute("SELECT current_setting('scirag.exclude_retracted', true)").fetchone()[0] in (None, "")
+    finally:
+        admin_conn.execute("UPDATE scirag.documents SET retracted = false WHERE external_id = 'county-straw-2022'")
+
+
+def test_scirag_ask_prints_the_answer_with_numbered_sources(dsn, demo_corpus):
+    exe = ROOT / ".venv" / "bin" / "scirag"
+    if not exe.exists():
+        pytest.skip("scirag CLI not installed")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
+    env["SCIRAG_DSN"] = dsn
+    proc = subprocess.run([str(exe), "ask", SAMPLE], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith(f"Q: {SAMPLE}") and "[1]" in out
+    assert "Sources (* = cited):" in out and "*[1] " in out
+    assert "checks: citations ok" in out and out.rstrip().splitlines()[-1].startswith("trace: ")
+    assert "retrieving and answering" in proc.stderr
