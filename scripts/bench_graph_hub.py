@@ -87,9 +87,9 @@ def build(conn: psycopg.Connection, spokes: int, fanout: int, chunks: int) -> No
         """INSERT INTO scirag.kg_relationships (source_entity_id, target_entity_id, rel_type, phrase, confidence,
                                                 extractor, chunk_id)
            SELECT s.id, r.id, 'WITH', 'spoke with rim', 0.7, 'bench', c.id
-           FROM bench_spokes s
-           JOIN bench_rims r ON r.k > (s.k - 1) * %s AND r.k <= s.k * %s
-           JOIN bench_chunks c ON c.k = 1 + (r.id %% %s)""", (fanout, fanout, chunks))
+           FROM bench_rims r
+           JOIN bench_spokes s ON s.k = (r.k - 1) / %s + 1
+           JOIN bench_chunks c ON c.k = 1 + (r.id %% %s)""", (fanout, chunks))
     plain_chunk = conn.execute("SELECT id FROM bench_chunks WHERE k = 1").fetchone()[0]
     plain = conn.execute("SELECT id FROM scirag.kg_entities WHERE name = 'plainium'").fetchone()[0]
     conn.execute("INSERT INTO scirag.kg_mentions (entity_id, chunk_id, surface, original_entity_id) "

@@ -12,9 +12,14 @@ COMMENT ON FUNCTION scirag.default_rrf_weights() IS 'Default fusion weights per 
 
 CREATE OR REPLACE FUNCTION scirag.fuse_rrf(hits scirag.layer_hit[], weights jsonb DEFAULT '{}', rrf_k int DEFAULT 60)
 RETURNS TABLE (chunk_id bigint, score double precision, layers jsonb)
-LANGUAGE sql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
+-- PL/pgSQL rather than SQL: a SQL function with a SET clause is planned on every
+-- call (2-5 ms here); PL/pgSQL keeps the plan for the session.
 AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   -- score(c) = sum over layers of weight(layer) / (rrf_k + rank of c in layer).
   -- Ranks, not native scores: cosine distances and BM25 scores are not comparable.
   -- A layer with no weight (neither default nor given) does not count.
@@ -23,16 +28,19 @@ AS $$
   SELECT h.chunk_id, sum(w.weight / (rrf_k + h.rank)), jsonb_object_agg(h.layer, h.rank)
   FROM unnest(hits) AS h JOIN w ON w.layer = h.layer
   GROUP BY h.chunk_id
-  ORDER BY 2 DESC, 1
-$$;
+  ORDER BY 2 DESC, 1;
+END $$;
 COMMENT ON FUNCTION scirag.fuse_rrf(scirag.layer_hit[], jsonb, int) IS
   'Weighted reciprocal-rank fusion (k = 60 by default): the one implementation every caller uses. Returns chunks by fused score with the rank each layer gave them.';
 
 CREATE OR REPLACE FUNCTION scirag.fuse_scores(hits scirag.layer_hit[], weights jsonb DEFAULT '{}')
 RETURNS TABLE (chunk_id bigint, score double precision, layers jsonb)
-LANGUAGE sql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   -- Weighted convex combination of min-max normalised layer scores:
   -- score(c) = sum over layers of weight(layer) * (s - min) / (max - min), divided by the
   -- weights of the layers that returned anything. Unlike RRF it keeps the score gaps a
@@ -53,8 +61,8 @@ AS $$
   SELECT n.chunk_id, sum(w.weight * n.norm) / max(total.t), jsonb_object_agg(n.layer, n.rank)
   FROM n JOIN w ON w.layer = n.layer CROSS JOIN total
   GROUP BY n.chunk_id
-  ORDER BY 2 DESC, 1
-$$;
+  ORDER BY 2 DESC, 1;
+END $$;
 COMMENT ON FUNCTION scirag.fuse_scores(scirag.layer_hit[], jsonb) IS
   'Score fusion: weighted convex combination of min-max normalised layer scores; the alternative to fuse_rrf that profiles can choose (options.fusion = ''score'').';
 GRANT EXECUTE ON FUNCTION scirag.default_rrf_weights(), scirag.fuse_rrf(scirag.layer_hit[], jsonb, int),

@@ -73,6 +73,11 @@ DECLARE
   got scirag.layer_hit[];
   status text;
   t0 timestamptz;
+  pre jsonb;
+  f_ids bigint[];
+  f_scores double precision[];
+  f_layers jsonb[];
+  got_ids bigint[];
   t_call timestamptz := clock_timestamp();
   ms double precision;
   stages jsonb := '[]';
@@ -90,6 +95,26 @@ BEGIN
   cfg := cfg || (coalesce(options, '{}') - 'weights' - 'budgets_ms')
              || jsonb_build_object('weights', coalesce(cfg->'weights', '{}') || coalesce(options->'weights', '{}'),
                                    'budgets_ms', coalesce(cfg->'budgets_ms', '{}') || coalesce(options->'budgets_ms', '{}'));
+  -- A preset (VulcanLab-style, scirag.presets) sets the candidate depths, RRF k, the
+  -- pool the later stages choose from, the number of results and those stages.
+  IF options ? 'preset' THEN
+    pre := scirag.preset_get(options->>'preset')->'retrieval';
+    cfg := cfg || jsonb_build_object(
+      'preset', options->>'preset',
+      'depths', jsonb_build_object('vector', pre->'dense_limit', 'keyword', pre->'lexical_limit'),
+      'rrf_k', pre->'rrf_k', 'pool', pre->'top_k_rrf',
+      'mmr', coalesce(pre->'mmr_enabled', 'false'), 'mmr_lambda', pre->'mmr_lambda');
+    IF pre->>'reranker' <> 'none' OR coalesce((pre->>'intent_bias_enabled')::boolean, false)
+       OR coalesce((pre->>'entity_boost')::float8, 0) > 0 THEN
+      cfg := cfg || jsonb_build_object('rerank', jsonb_strip_nulls(jsonb_build_object(
+        'reranker', pre->'reranker', 'model_path', pre->'reranker_model_path',
+        'entity_boost', pre->'entity_boost', 'intent_bias', pre->'intent_bias_enabled',
+        'intent_weight', pre->'intent_weight', 'batch_size', pre->'reranker_batch_size',
+        'max_length', pre->'reranker_max_length')));
+    END IF;
+    k := coalesce((pre->>'top_n_final')::int, k);
+    cfg := cfg || (coalesce(options, '{}') - 'preset');   -- explicit options still win
+  END IF;
   wanted := ARRAY(SELECT jsonb_array_elements_text(cfg->'layers'));
   SELECT x INTO bad FROM unnest(wanted) AS x WHERE x <> ALL (known) LIMIT 1;
   IF bad IS NOT NULL THEN
@@ -141,11 +166,11 @@ BEGIN
           status := 'skipped';  -- no query embedding could be had
         ELSE
           got := ARRAY(SELECT ROW('vector', v.chunk_id, v.rank, 1 - v.distance)::scirag.layer_hit
-                       FROM scirag.search_vector(qvec, depth) v);
+                       FROM scirag.search_vector(qvec, coalesce((cfg->'depths'->>'vector')::int, depth)) v);
         END IF;
       ELSIF layer = 'keyword' THEN
         got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank, kw.score)::scirag.layer_hit
-                     FROM scirag.search_keyword(query, depth) kw);
+                     FROM scirag.search_keyword(query, coalesce((cfg->'depths'->>'keyword')::int, depth)) kw);
       ELSIF layer = 'hyde' THEN
         got := ARRAY(SELECT ROW('hyde', h.chunk_id, h.rank, 1 - h.distance)::scirag.layer_hit
                      FROM scirag.search_hyde(query, depth) h);
@@ -192,32 +217,78 @@ BEGIN
     END IF;
   END LOOP;
 
+  -- Fuse once into a candidate pool (k, or a preset's top_k_rrf when later stages choose from it).
   t0 := clock_timestamp();
-  RETURN QUERY
-  SELECT f.rnk, c.id, d.id, d.external_id, f.score, f.layers, d.title, c.section_path, c.content,
-         c.is_table, scirag.citation(d, c)
-  FROM (SELECT fr.chunk_id, fr.score, fr.layers,
-               (row_number() OVER (ORDER BY fr.score DESC, fr.chunk_id))::int AS rnk
-        FROM (SELECT * FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60))
-              WHERE fusion = 'rrf'
-              UNION ALL
-              SELECT * FROM scirag.fuse_scores(hits, cfg->'weights')
-              WHERE fusion = 'score') fr
-        ORDER BY fr.score DESC, fr.chunk_id
-        LIMIT k) f
-  JOIN scirag.chunks c ON c.id = f.chunk_id
-  JOIN scirag.documents d ON d.id = c.document_id
-  ORDER BY f.rnk;
+  SELECT coalesce(array_agg(fr.chunk_id ORDER BY fr.score DESC, fr.chunk_id), '{}'),
+         coalesce(array_agg(fr.score ORDER BY fr.score DESC, fr.chunk_id), '{}'),
+         coalesce(array_agg(fr.layers ORDER BY fr.score DESC, fr.chunk_id), '{}')
+    INTO f_ids, f_scores, f_layers
+  FROM (SELECT * FROM (SELECT * FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60))
+                       WHERE fusion = 'rrf'
+                       UNION ALL
+                       SELECT * FROM scirag.fuse_scores(hits, cfg->'weights')
+                       WHERE fusion = 'score') u
+        ORDER BY u.score DESC, u.chunk_id
+        LIMIT greatest(k, coalesce((cfg->>'pool')::int, k))) fr;
   stages := stages || jsonb_build_object('stage', 'fuse', 'status', 'ok', 'method', fusion,
     'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2),
     'candidates', (SELECT count(DISTINCT h.chunk_id) FROM unnest(hits) h));
+
+  -- Optional post-fusion stages (off unless a preset or options turn them on). A stage
+  -- that fails leaves the fused order as it was and says so in the trace.
+  IF cfg ? 'rerank' AND cardinality(f_ids) > 0 THEN
+    t0 := clock_timestamp();
+    BEGIN
+      SELECT array_agg(r.chunk_id ORDER BY r.score DESC, r.chunk_id), min(r.status)
+        INTO got_ids, status
+      FROM scirag.rerank(query, f_ids,
+                         ARRAY(SELECT c.content FROM unnest(f_ids) WITH ORDINALITY AS x(id, o)
+                               JOIN scirag.chunks c ON c.id = x.id ORDER BY x.o),
+                         (cfg->'rerank') || jsonb_build_object('fused_scores', to_jsonb(f_scores))) r;
+      IF got_ids IS NOT NULL AND cardinality(got_ids) = cardinality(f_ids) THEN
+        SELECT array_agg(x.s ORDER BY array_position(got_ids, x.id)), array_agg(x.l ORDER BY array_position(got_ids, x.id))
+          INTO f_scores, f_layers FROM unnest(f_ids, f_scores, f_layers) AS x(id, s, l);
+        f_ids := got_ids;
+      END IF;
+    EXCEPTION WHEN OTHERS THEN
+      status := 'error';
+    END;
+    stages := stages || jsonb_build_object('stage', 'rerank', 'status', coalesce(status, 'empty'),
+      'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2), 'candidates', cardinality(f_ids));
+    status := NULL;
+  END IF;
+  IF coalesce((cfg->>'mmr')::boolean, false) AND cardinality(f_ids) > k THEN
+    t0 := clock_timestamp();
+    BEGIN
+      got_ids := ARRAY(SELECT m.chunk_id FROM scirag.mmr_select(f_ids,
+                         ARRAY(SELECT cardinality(f_ids) - o + 1.0 FROM generate_series(1, cardinality(f_ids)) AS o),
+                         k, coalesce((cfg->>'mmr_lambda')::float8, 0.7)) m ORDER BY m.rank);
+      SELECT array_agg(x.s ORDER BY array_position(got_ids, x.id)), array_agg(x.l ORDER BY array_position(got_ids, x.id))
+        INTO f_scores, f_layers FROM unnest(f_ids, f_scores, f_layers) AS x(id, s, l) WHERE x.id = ANY (got_ids);
+      f_ids := got_ids;
+      status := 'ok';
+    EXCEPTION WHEN OTHERS THEN
+      status := 'error';
+    END;
+    stages := stages || jsonb_build_object('stage', 'mmr', 'status', status,
+      'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2), 'candidates', cardinality(f_ids));
+    status := NULL;
+  END IF;
+
+  RETURN QUERY
+  SELECT x.o::int, c.id, d.id, d.external_id, x.s, x.l, d.title, c.section_path, c.content,
+         c.is_table, scirag.citation(d, c)
+  FROM unnest(f_ids[1:k], f_scores[1:k], f_layers[1:k]) WITH ORDINALITY AS x(id, s, l, o)
+  JOIN scirag.chunks c ON c.id = x.id
+  JOIN scirag.documents d ON d.id = c.document_id
+  ORDER BY x.o;
   PERFORM set_config('scirag.last_trace', jsonb_build_object(
-    'profile', profile, 'k', k,
+    'profile', profile, 'k', k, 'preset', cfg->>'preset',
     'ms', round((extract(epoch FROM clock_timestamp() - t_call) * 1000)::numeric, 2),
     'stages', stages)::text, false);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
-  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them with weighted RRF and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, fusion (rrf or score), rrf_k. With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
 COMMIT;

@@ -67,7 +67,8 @@ def retrieve(question: str = typer.Argument(...),
     print(f"Q: {question}\n")
     for rank, score, layer_ranks, title, path, is_table, content, citation in rows:
         found = ", ".join(f"{name}#{r}" for name, r in sorted(layer_ranks.items(), key=lambda x: x[1]))
-        print(f"[{rank}] {title}" + (f" > {path}" if path else "") + ("  (table)" if is_table else ""))
+        crumb = citation.get("section_path")  # the path without a heading that repeats the title
+        print(f"[{rank}] {title}" + (f" > {crumb}" if crumb else "") + ("  (table)" if is_table else ""))
         print(f"    score {score:.4f}  found by {found}  cite: {citation.get('cite')}")
         body = content.split("\n\n", 1)[-1].replace("\n", " ")
         print(f"    {body[:300]}{'...' if len(body) > 300 else ''}\n")
