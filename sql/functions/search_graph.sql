@@ -200,8 +200,12 @@ BEGIN
     -- whose title or section path names it first) ...
     SELECT mm.chunk_id, e.entity_id, e.hop, e.conf_at_hop AS conf, e.rel_at_hop AS rel, mm.heading AS focus,
            e.best_conf,
+           -- relationships of the entity this chunk states. Read through the chunk
+           -- index (a chunk states few edges): "+ 0" keeps the planner off the
+           -- entity indexes, which for a hub hold a million rows
            (SELECT count(*) FROM scirag.kg_relationships r
-            WHERE r.chunk_id = mm.chunk_id AND (r.source_entity_id = e.entity_id OR r.target_entity_id = e.entity_id)) AS ev
+            WHERE r.chunk_id = mm.chunk_id
+              AND (r.source_entity_id + 0 = e.entity_id OR r.target_entity_id + 0 = e.entity_id)) AS ev
     FROM ents e
     CROSS JOIN LATERAL (SELECT m.chunk_id, m.heading FROM scirag.kg_mentions m
                         WHERE m.entity_id = e.entity_id

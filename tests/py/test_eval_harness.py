@@ -38,8 +38,12 @@ def test_relevance_is_reference_document_or_evidence_phrase():
 
 def test_eval_retrieval_fills_runs_results_and_the_config_view(dsn, demo_corpus, admin_conn, questions):
     with evalqa.reader_connection(dsn) as reader:
-        configs = evalqa.retrieval_configs(reader, ["interactive"])
+        configs = evalqa.retrieval_configs(reader, ["interactive"], presets=False)
+        with_presets = evalqa.retrieval_configs(reader, ["interactive"])
     assert [c.name for c in configs] == ["interactive", "interactive-no_vector", "interactive-no_keyword"]
+    # scirag.retrieve reads options.preset, so every shipped preset is an ablation config too
+    assert [c.name for c in with_presets][3:] == ["preset:default", "preset:detailed-context",
+                                                  "preset:high-precision", "preset:high-recall"]
     out = evalqa.run_retrieval(dsn, questions, configs[:2], dataset="pytest-demo", progress=lambda m: None)
     # q14 is unanswerable, q11's only reference is restricted (outside the reader's scope): 2 scored
     assert [s["questions"] for s in out] == [2, 2]
