@@ -14,15 +14,9 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
 PY
 log "pgTAP suites"
 # pg_prove takes no conninfo string: hand it the DSN as libpq variables.
-pg_env="$("$SCIRAG_VENV/bin/python" - "$dsn" <<'PY'
-import shlex, sys
-from psycopg.conninfo import conninfo_to_dict
-names = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD", "dbname": "PGDATABASE"}
-for key, value in conninfo_to_dict(sys.argv[1]).items():
-    if key in names:
-        print(f"export {names[key]}={shlex.quote(str(value))}")
-PY
-)"
+pg_env="$("$SCIRAG_VENV/bin/python" -c 'import shlex, sys
+from scirag.db import libpq_env
+print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in libpq_env(sys.argv[1]).items()))' "$dsn")"
 ( eval "$pg_env" && cd "$SCIRAG_ROOT" && pg_prove --shuffle tests/pgtap/*.sql )
 log "pytest"
 ( cd "$SCIRAG_ROOT" && SCIRAG_TEST_DSN="$dsn" "$SCIRAG_VENV/bin/python" -m pytest -q tests/py "$@" )

@@ -60,17 +60,20 @@ def python_path() -> str:
     return ":".join([site, str(ROOT / "python" / "plpy_helpers")])
 
 
+def libpq_env(dsn: str) -> dict[str, str]:
+    """The DSN as libpq variables, for tools that take no conninfo string (sqitch, pg_prove)."""
+    names = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD",
+             "dbname": "PGDATABASE", "sslmode": "PGSSLMODE"}
+    return {names[k]: str(v) for k, v in conninfo_to_dict(dsn).items() if k in names and v}
+
+
 def sqitch(action: str, dsn: str, *args: str) -> None:
     """Runs sqitch against the database named by dsn (through libpq variables)."""
     exe = shutil.which("sqitch")
     if not exe:
         raise RuntimeError("sqitch is not installed: run scripts/install_system.sh")
     params = conninfo_to_dict(dsn)
-    env = dict(os.environ)
-    for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"),
-                     ("password", "PGPASSWORD"), ("dbname", "PGDATABASE"), ("sslmode", "PGSSLMODE")):
-        if params.get(key):
-            env[var] = str(params[key])
+    env = {**os.environ, **libpq_env(dsn)}
     target = "db:pg:" + params.get("dbname", DEFAULT_DB)
     cmd = [exe, action, *args, target]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
