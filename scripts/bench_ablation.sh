@@ -8,13 +8,23 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 DATA="${1:-$SCIRAG_ROOT/../shared/data}"
 S="$SCIRAG_VENV/bin/scirag"
-for run in "--layers keyword" "--layers vector" "--profile interactive-rrf" "--profile interactive" \
-           "--profile deep-rrf" "--profile deep"; do
-  # shellcheck disable=SC2086
-  "$S" eval beir "$DATA/scifact" --split train $run | tail -n 1
-done
-for run in "--layers keyword" "--layers vector" "--layers keyword,hyde" "--profile interactive-rrf" \
-           "--profile interactive" "--profile deep-rrf" "--profile deep"; do
-  # shellcheck disable=SC2086
-  "$S" eval scitab "$DATA/scitab" $run | tail -n 1
+# name|flags: each row of the README table, in order
+runs=(
+  "|--layers keyword"
+  "keyword, no proximity|--layers keyword --options {\"proximity\":0}"
+  "|--layers vector"
+  "|--layers keyword,hyde"
+  "|--profile interactive-rrf"
+  "|--profile interactive"
+  "interactive, no proximity|--profile interactive --options {\"proximity\":0}"
+  "interactive, keyword min-max|--profile interactive --options {\"keyword_scale\":\"minmax\"}"
+  "|--profile deep-rrf"
+  "|--profile deep"
+)
+for bench in "beir $DATA/scifact --split train" "scitab $DATA/scitab"; do
+  for run in "${runs[@]}"; do
+    name="${run%%|*}"; flags="${run#*|}"
+    # shellcheck disable=SC2086
+    "$S" eval $bench $flags ${name:+--name "$name"} | tail -n 1
+  done
 done

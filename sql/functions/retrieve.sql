@@ -128,6 +128,13 @@ BEGIN
   IF fusion NOT IN ('rrf', 'score') THEN
     RAISE EXCEPTION 'scirag.retrieve: unknown fusion "%"', fusion USING HINT = 'fusion is rrf or score';
   END IF;
+  IF coalesce(cfg->>'keyword_scale', 'max') NOT IN ('max', 'minmax') THEN
+    RAISE EXCEPTION 'scirag.retrieve: unknown keyword_scale "%"', cfg->>'keyword_scale'
+      USING HINT = 'keyword_scale is max or minmax';
+  END IF;
+  IF cfg ? 'proximity' AND (jsonb_typeof(cfg->'proximity') <> 'number' OR (cfg->>'proximity')::float8 < 0) THEN
+    RAISE EXCEPTION 'scirag.retrieve: options.proximity must be a number >= 0, not %', cfg->'proximity';
+  END IF;
 
   -- Fail closed: an empty scope returns nothing and calls no model.
   IF scirag.scope_is_empty() THEN
@@ -170,7 +177,8 @@ BEGIN
         END IF;
       ELSIF layer = 'keyword' THEN
         got := ARRAY(SELECT ROW('keyword', kw.chunk_id, kw.rank, kw.score)::scirag.layer_hit
-                     FROM scirag.search_keyword(query, coalesce((cfg->'depths'->>'keyword')::int, depth)) kw);
+                     FROM scirag.search_keyword(query, coalesce((cfg->'depths'->>'keyword')::int, depth),
+                                                (cfg->>'proximity')::float8) kw);
       ELSIF layer = 'hyde' THEN
         got := ARRAY(SELECT ROW('hyde', h.chunk_id, h.rank, 1 - h.distance)::scirag.layer_hit
                      FROM scirag.search_hyde(query, depth) h);
@@ -226,7 +234,7 @@ BEGIN
   FROM (SELECT * FROM (SELECT * FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60))
                        WHERE fusion = 'rrf'
                        UNION ALL
-                       SELECT * FROM scirag.fuse_scores(hits, cfg->'weights')
+                       SELECT * FROM scirag.fuse_scores(hits, cfg->'weights', coalesce(cfg->>'keyword_scale', 'max'))
                        WHERE fusion = 'score') u
         ORDER BY u.score DESC, u.chunk_id
         LIMIT greatest(k, coalesce((cfg->>'pool')::int, k))) fr;
@@ -288,7 +296,7 @@ BEGIN
     'stages', stages)::text, false);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
-  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), keyword_scale (max or minmax, score fusion), proximity (BM25 proximity weight, default the bm25_proximity setting), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
 COMMIT;

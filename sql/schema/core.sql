@@ -35,6 +35,7 @@ INSERT INTO scirag.settings (key, value, description) VALUES
   ('embedding_model', 'all-MiniLM-L6-v2-int8', 'embedder used for chunks and queries (offline default)'),
   ('bm25_k1', '0.9', 'BM25 term-frequency saturation'),
   ('bm25_b', '0.4', 'BM25 length normalisation'),
+  ('bm25_proximity', '0.3', 'BM25 proximity bonus: neighbouring question terms found as a phrase in a chunk add this times their mean IDF (0 turns it off)'),
   ('python_path', '', 'colon-separated folders PL/Python adds to sys.path (the venv site-packages and python/plpy_helpers); written by scirag db init');
 
 CREATE TABLE scirag.role_ceilings (

@@ -7,7 +7,7 @@
 -- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(36);
+SELECT plan(39);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
@@ -183,12 +183,21 @@ SELECT ok((SELECT abs(score - (0.55 * 1.0 + 0.45 * 0.5) / 1.0) < 1e-12
                                          ROW('vector', 2, 1, 0.9), ROW('vector', 1, 2, 0.7), ROW('vector', 3, 3, 0.5)
                                         ]::scirag.layer_hit[], '{"vector": 0.45, "keyword": 0.55}')
            WHERE chunk_id = 1),
-  'fuse_scores hand-computed: keyword min-max 1.0 x 0.55 + vector (0.7-0.5)/(0.9-0.5) x 0.45');
+  'fuse_scores hand-computed: keyword 8/8 x 0.55 + vector min-max (0.7-0.5)/(0.9-0.5) x 0.45');
 SELECT is((SELECT chunk_id FROM scirag.fuse_scores(ARRAY[
              ROW('keyword', 1, 1, 20.0), ROW('keyword', 2, 2, 3.0), ROW('keyword', 3, 3, 2.9),
              ROW('vector', 2, 1, 0.61), ROW('vector', 3, 2, 0.60), ROW('vector', 1, 3, 0.59)]::scirag.layer_hit[],
            '{"vector": 0.45, "keyword": 0.55}') LIMIT 1),
   1::bigint, 'score fusion keeps a confident keyword hit on top of a flat dense list (RRF would not)');
+SELECT is((SELECT round(score::numeric, 12) FROM scirag.fuse_scores(ARRAY[
+             ROW('keyword', 1, 1, 5.0), ROW('keyword', 2, 2, 1.0), ROW('hyde', 2, 1, 0.8), ROW('hyde', 1, 2, 0.4)
+           ]::scirag.layer_hit[]) WHERE chunk_id = 2),
+  round((0.65 * (1.0 / 5.0) + 0.1 * 1.0) / (0.65 + 0.1), 12),
+  'score fusion: keyword scaled by its max (1/5: BM25 has a true zero), HyDE min-max, default weights 0.65 / 0.1, not the RRF ones');
+SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"keyword_scale": "log"}')$$,
+  '%unknown keyword_scale "log"%', 'an unknown keyword_scale is refused, by name');
+SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": -1}')$$,
+  '%options.proximity must be a number >= 0%', 'a negative proximity is refused');
 SELECT results_eq(
   $$SELECT tests.trace_stage('fuse') IS NOT NULL, scirag.last_trace()->'stages'->-1->>'method'
     FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 3, query_embedding => tests.frame_vec(0))) x$$,

@@ -3,7 +3,7 @@
 -- depend on restricted text; questions are OR-ed; "phrases", -negation and stemming
 -- work; no input raises; rare terms outweigh common ones.
 BEGIN;
-SELECT plan(27);
+SELECT plan(31);
 \ir helpers/fixtures.psql
 
 -- Differences between the maintained index (postings, per-class document frequencies,
@@ -157,6 +157,9 @@ SELECT isnt_empty(
   'control: adding public text with the query terms does change the reader''s scores');
 
 -- ---------------------------------------------------------------- query syntax, as a reader
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_doc('bm-num', 'public', 'src_bm', ARRAY['clustering ARI of 0.01 and -0.01 for the parse variant']) AS bmnum \gset
+SELECT tests.as_role('scirag_reader');
 CREATE TEMP TABLE bm AS SELECT ordinal, chunk_id FROM tests.fx WHERE external_id = 'bm-1';
 SELECT chunk_id AS straw_yield FROM bm WHERE ordinal = 1 \gset
 SELECT chunk_id AS wheat FROM bm WHERE ordinal = 2 \gset
@@ -184,6 +187,10 @@ SELECT ok(
   AND NOT :barley = ANY (ARRAY(SELECT chunk_id FROM scirag.search_keyword('straw -barley', 100))),
   '-barley excludes chunks containing barley, other straw chunks stay');
 SELECT ok(
+  EXISTS (SELECT 1 FROM scirag.search_keyword('the parse variant scores -0.01 ARI', 100) k
+          JOIN tests.fx f ON f.chunk_id = k.chunk_id WHERE f.external_id = 'bm-num'),
+  'a negative number ("-0.01" in a claim) is a term, not a negation: the chunk holding 0.01 and -0.01 stays');
+SELECT ok(
   :straw_yield = ANY (ARRAY(SELECT chunk_id FROM scirag.search_keyword('yields', 100)))
   AND :wheat = ANY (ARRAY(SELECT chunk_id FROM scirag.search_keyword('harvesting', 100))),
   'stemming: "yields" finds "yield", "harvesting" finds "harvested"');
@@ -209,6 +216,20 @@ SELECT ok(
   (SELECT rank FROM scirag.search_keyword('ubiquitous scarce', 100) WHERE chunk_id = :scarce)
   < (SELECT rank FROM scirag.search_keyword('ubiquitous scarce', 100) WHERE chunk_id = :ubiquitous),
   'a chunk with the rare query term ranks above an equally long one with only the common term');
+SELECT ok(
+  (SELECT rank FROM scirag.search_keyword('crop residue', 100) WHERE chunk_id = :residue_phrase)
+  < (SELECT rank FROM scirag.search_keyword('crop residue', 100) WHERE chunk_id = :residue_words),
+  'proximity: the chunk with "crop residue" as neighbours outranks the shorter one with the words apart');
+SELECT ok(
+  (SELECT rank FROM scirag.search_keyword('crop residue', 100, proximity => 0) WHERE chunk_id = :residue_phrase)
+  > (SELECT rank FROM scirag.search_keyword('crop residue', 100, proximity => 0) WHERE chunk_id = :residue_words),
+  '... control: with proximity => 0, plain BM25 prefers the shorter chunk');
+SELECT tests.as_role(NULL);
+UPDATE scirag.settings SET value = '0' WHERE key = 'bm25_proximity';
+SELECT tests.as_role('scirag_reader');
+SELECT is(ARRAY(SELECT chunk_id FROM scirag.search_keyword('crop residue', 100) ORDER BY rank),
+          ARRAY(SELECT chunk_id FROM scirag.search_keyword('crop residue', 100, proximity => 0) ORDER BY rank),
+  '... and the setting bm25_proximity 0 is the same as the argument 0');
 SELECT ok(
   (SELECT abs(k.score - ln(1 + (s.n - 1 + 0.5) / (1 + 0.5)) * 1 * (c.k1 + 1)
                           / (1 + c.k1 * (1 - c.b + c.b * p.dl / s.avgdl))) < 1e-9
