@@ -132,7 +132,7 @@ BEGIN
     RAISE EXCEPTION 'scirag.retrieve: unknown keyword_scale "%"', cfg->>'keyword_scale'
       USING HINT = 'keyword_scale is max or minmax';
   END IF;
-  IF cfg ? 'proximity' AND (jsonb_typeof(cfg->'proximity') <> 'number' OR (cfg->>'proximity')::float8 < 0) THEN
+  IF cfg ? 'proximity' AND NOT jsonb_path_exists(cfg, '$.proximity ? (@.type() == "number" && @ >= 0)') THEN
     RAISE EXCEPTION 'scirag.retrieve: options.proximity must be a number >= 0, not %', cfg->'proximity';
   END IF;
 

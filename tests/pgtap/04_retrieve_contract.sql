@@ -7,7 +7,7 @@
 -- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(39);
+SELECT plan(40);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
@@ -198,6 +198,8 @@ SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"ke
   '%unknown keyword_scale "log"%', 'an unknown keyword_scale is refused, by name');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": -1}')$$,
   '%options.proximity must be a number >= 0%', 'a negative proximity is refused');
+SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": "lots"}')$$,
+  '%options.proximity must be a number >= 0%', 'a proximity that is not a number is refused with the same message');
 SELECT results_eq(
   $$SELECT tests.trace_stage('fuse') IS NOT NULL, scirag.last_trace()->'stages'->-1->>'method'
     FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 3, query_embedding => tests.frame_vec(0))) x$$,
