@@ -22,6 +22,7 @@ DECLARE
   neg text;
   phrase_q tsquery;
   neg_q tsquery;
+  qv tsvector;
   lexemes text[];
   qtfs int[];
   prox double precision;
@@ -61,8 +62,9 @@ BEGIN
       END IF;
     END LOOP;
     positive := regexp_replace(positive, '(^|\s)-[[:alpha:]][^\s]*', ' ', 'g');
+    qv := to_tsvector('english', positive);
     SELECT array_agg(u.lexeme), array_agg(coalesce(cardinality(u.positions), 1))
-      INTO lexemes, qtfs FROM unnest(to_tsvector('english', positive)) AS u;
+      INTO lexemes, qtfs FROM unnest(qv) AS u;
   EXCEPTION WHEN OTHERS THEN
     RETURN;  -- input the text-search parser cannot read matches nothing; it never raises
   END;
@@ -74,7 +76,7 @@ BEGIN
       -- each pair of neighbouring question terms becomes a phrase query with the gap the
       -- question has between them (a dropped stop word counts, as in phraseto_tsquery)
       WITH p AS (SELECT t.lexeme, u.pos
-                 FROM unnest(to_tsvector('english', positive)) AS t, unnest(t.positions) AS u(pos)),
+                 FROM unnest(qv) AS t, unnest(t.positions) AS u(pos)),
            s AS (SELECT p.lexeme, lead(p.lexeme) OVER (ORDER BY p.pos) AS nxt,
                         lead(p.pos) OVER (ORDER BY p.pos) - p.pos AS gap FROM p),
            -- a lexeme as a tsquery without re-parsing it: quoted, with \ and ' escaped
