@@ -44,7 +44,7 @@ def main() -> None:
         for label, exclude in (("full scope", ""), (f"{len(excluded)} documents excluded", ",".join(excluded))):
             conn.execute("SELECT set_config('scirag.exclude_documents', %s, false)", (exclude,))
             recalls, short = [], 0
-            for i, q in enumerate(queries):
+            for _i, q in enumerate(queries):
                 vec = conn.execute("SELECT scirag.embed_query(%s)::text", (q,)).fetchone()[0]
                 got = [r[0] for r in conn.execute("SELECT chunk_id FROM scirag.search_vector(%s::public.vector, %s)",
                                                   (vec, args.n))]

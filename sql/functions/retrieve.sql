@@ -1,4 +1,8 @@
 -- Deploy scirag:functions/retrieve
+-- Reworked (issue 13): profile + preset + options resolve into one validated
+-- configuration in scirag.retrieve_config (every option typed and bounded, errors name
+-- the option and its bounds), the question is capped at 4000 characters, and a
+-- caller's rerank.model_path is refused (the model folder is an admin setting).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.breadcrumb(title text, section_path text)
@@ -21,12 +25,14 @@ AS $$
   SELECT jsonb_strip_nulls(jsonb_build_object(
     'document_id', d.id, 'external_id', d.external_id, 'chunk_id', c.id, 'title', d.title,
     'authors', to_jsonb(d.authors), 'year', d.year, 'doi', d.doi, 'license', d.license::text,
+    'retracted', coalesce(d.retracted, false),
     'section_path', scirag.breadcrumb(d.title, c.section_path),
     'pages', CASE WHEN c.page_start IS NOT NULL THEN
                CASE WHEN c.page_end IS DISTINCT FROM c.page_start THEN c.page_start || '-' || c.page_end
                     ELSE c.page_start::text END END,
     'lines', CASE WHEN c.line_start IS NOT NULL THEN c.line_start || '-' || coalesce(c.line_end, c.line_start) END,
-    'cite', concat_ws(', ',
+    -- a citation of a retracted document says so (issue 14), also when exclude_retracted is off
+    'cite', CASE WHEN d.retracted THEN 'RETRACTED: ' ELSE '' END || concat_ws(', ',
               CASE WHEN cardinality(d.authors) > 2 THEN d.authors[1] || ' et al.'
                    ELSE array_to_string(d.authors, ' & ') END || CASE WHEN d.year IS NOT NULL THEN ' (' || d.year || ')' END,
               d.title,
@@ -36,7 +42,7 @@ AS $$
               CASE WHEN d.doi IS NOT NULL THEN 'doi:' || d.doi END)))
 $$;
 COMMENT ON FUNCTION scirag.citation(scirag.documents, scirag.chunks) IS
-  'Citation of a chunk: document identity, section path, page or line span, and a human-readable "cite" string.';
+  'Citation of a chunk: document identity, retracted (true/false), section path, page or line span, and a human-readable "cite" string (prefixed "RETRACTED: " for a retracted document).';
 
 CREATE OR REPLACE FUNCTION scirag.last_trace()
 RETURNS jsonb
@@ -45,6 +51,206 @@ SET search_path = pg_catalog, pg_temp
 AS $$ SELECT nullif(current_setting('scirag.last_trace', true), '')::jsonb $$;
 COMMENT ON FUNCTION scirag.last_trace() IS
   'Trace of the last scirag.retrieve call in this session: per stage its status (ok, empty, error, timeout, skipped, disabled), duration and candidate count. Content-free: never query or chunk text.';
+
+CREATE OR REPLACE FUNCTION scirag.retrieve_option_schema()
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  -- Every option retrieve understands, with its type and bounds (issue 13: nothing a
+  -- reader sends is unbounded). "map" options are objects whose values have the type
+  -- given by "of"; "layers" lists are arrays of layer names.
+  SELECT '{
+    "k":             {"type": "integer", "min": 1, "max": 1000},
+    "layers":        {"type": "layers"},
+    "_fail_layers":  {"type": "layers"},
+    "weights":       {"type": "map", "keys": ["vector", "keyword", "graph", "community", "hyde"],
+                      "of": {"type": "number", "min": 0, "max": 100}},
+    "budgets_ms":    {"type": "map", "keys": ["embed", "vector", "keyword", "graph", "community", "hyde"],
+                      "of": {"type": "number", "min": 0, "max": 600000}},
+    "depth":         {"type": "integer", "min": 1, "max": 1000},
+    "depths":        {"type": "map", "keys": ["vector", "keyword"], "of": {"type": "integer", "min": 0, "max": 1000}},
+    "fusion":        {"type": "enum", "values": ["rrf", "score"]},
+    "keyword_scale": {"type": "enum", "values": ["max", "minmax"]},
+    "proximity":     {"type": "number", "min": 0, "max": 100},
+    "rrf_k":         {"type": "integer", "min": 1, "max": 10000},
+    "pool":          {"type": "integer", "min": 1, "max": 1000},
+    "rerank":        {"type": "record", "fields": {
+                        "reranker":      {"type": "enum", "values": ["none", "llm", "cross_encoder"]},
+                        "entity_boost":  {"type": "number", "min": 0, "max": 1},
+                        "entities":      {"type": "strings", "max": 32},
+                        "intent_bias":   {"type": "boolean"},
+                        "intent":        {"type": "string"},
+                        "intent_weight": {"type": "number", "min": 0, "max": 1},
+                        "batch_size":    {"type": "integer", "min": 1, "max": 1024},
+                        "max_length":    {"type": "integer", "min": 1, "max": 8192}}},
+    "mmr":           {"type": "boolean"},
+    "mmr_lambda":    {"type": "number", "min": 0, "max": 1},
+    "preset":        {"type": "string"}
+  }'::jsonb
+$$;
+COMMENT ON FUNCTION scirag.retrieve_option_schema() IS
+  'The options scirag.retrieve accepts (and the keys a retrieval profile may hold): type and bounds of each. Questions are at most 4000 characters.';
+
+CREATE OR REPLACE FUNCTION scirag.retrieve_config(profile text, k int DEFAULT 10, options jsonb DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  sch jsonb := scirag.retrieve_option_schema();
+  layer_names jsonb := '["vector", "keyword", "graph", "community", "hyde"]';
+  opts jsonb := coalesce(options, '{}');
+  cfg jsonb;
+  pre jsonb;
+  kv record;
+  sub record;
+  spec jsonb;
+  t text;
+  v jsonb;
+  num numeric;
+  name text;
+  checks jsonb := '[]';
+  c jsonb;
+BEGIN
+  IF jsonb_typeof(opts) <> 'object' THEN
+    RAISE EXCEPTION 'scirag.retrieve: options must be a JSON object (got %)', jsonb_typeof(opts) USING ERRCODE = '22023';
+  END IF;
+  SELECT p.config INTO cfg FROM scirag.retrieval_profiles p WHERE p.name = profile;
+  IF cfg IS NULL THEN
+    RAISE EXCEPTION 'scirag.retrieve: unknown profile "%"', left(profile, 100)
+      USING ERRCODE = '22023', HINT = 'SELECT name FROM scirag.retrieval_profiles';
+  END IF;
+  FOR kv IN SELECT * FROM jsonb_each(opts) LOOP
+    IF NOT sch ? kv.key OR kv.key = 'k' THEN   -- k is retrieve's argument, not an option
+      RAISE EXCEPTION 'scirag.retrieve: unknown option "%"', left(kv.key, 100) USING ERRCODE = '22023',
+        HINT = 'options are ' || (SELECT string_agg(x, ', ' ORDER BY x) FROM jsonb_object_keys(sch) AS x
+                                   WHERE x <> 'k');
+    END IF;
+  END LOOP;
+  IF opts ? 'preset' AND jsonb_typeof(opts->'preset') <> 'string' THEN
+    RAISE EXCEPTION 'scirag.retrieve: option "preset" must be a string (got %)', jsonb_typeof(opts->'preset')
+      USING ERRCODE = '22023';
+  END IF;
+  -- The maps merge key by key, so they must be objects before the merge.
+  FOREACH name IN ARRAY ARRAY['weights', 'budgets_ms', 'depths', 'rerank'] LOOP
+    IF opts ? name AND jsonb_typeof(opts->name) <> 'object' THEN
+      RAISE EXCEPTION 'scirag.retrieve: option "%" must be a JSON object (got %)', name, jsonb_typeof(opts->name)
+        USING ERRCODE = '22023';
+    END IF;
+  END LOOP;
+  IF opts->'rerank' ? 'model_path' THEN
+    RAISE EXCEPTION 'scirag.retrieve: option "rerank.model_path" is not accepted from callers'
+      USING ERRCODE = '22023', HINT = 'the admin sets the model folder in scirag.settings (reranker_model_path)';
+  END IF;
+  -- per-call options override the profile; weights and budgets merge key by key
+  cfg := cfg || (opts - 'weights' - 'budgets_ms')
+             || jsonb_build_object('weights', coalesce(cfg->'weights', '{}') || coalesce(opts->'weights', '{}'),
+                                   'budgets_ms', coalesce(cfg->'budgets_ms', '{}') || coalesce(opts->'budgets_ms', '{}'),
+                                   'k', k);
+  -- A preset (VulcanLab-style, scirag.presets) sets the candidate depths, RRF k, the
+  -- pool the later stages choose from, the number of results and those stages. Its
+  -- reranker_model_path is not used: the model folder is an admin setting.
+  IF opts ? 'preset' THEN
+    pre := scirag.preset_get(opts->>'preset')->'retrieval';
+    cfg := cfg || jsonb_strip_nulls(jsonb_build_object(
+      'preset', opts->>'preset',
+      'depths', jsonb_build_object('vector', pre->'dense_limit', 'keyword', pre->'lexical_limit'),
+      'rrf_k', pre->'rrf_k', 'pool', pre->'top_k_rrf',
+      'mmr', coalesce(pre->'mmr_enabled', 'false'), 'mmr_lambda', pre->'mmr_lambda',
+      'k', pre->'top_n_final'));
+    IF pre->>'reranker' <> 'none' OR coalesce((pre->>'intent_bias_enabled')::boolean, false)
+       OR coalesce((pre->>'entity_boost')::float8, 0) > 0 THEN
+      cfg := cfg || jsonb_build_object('rerank', jsonb_strip_nulls(jsonb_build_object(
+        'reranker', pre->'reranker',
+        'entity_boost', pre->'entity_boost', 'intent_bias', pre->'intent_bias_enabled',
+        'intent_weight', pre->'intent_weight', 'batch_size', pre->'reranker_batch_size',
+        'max_length', pre->'reranker_max_length')));
+    END IF;
+    -- explicit options still win (the maps were merged key by key above)
+    cfg := cfg || (opts - 'preset' - 'weights' - 'budgets_ms');
+  END IF;
+  IF cfg->'k' = 'null' OR NOT cfg ? 'k' THEN
+    RAISE EXCEPTION 'scirag.retrieve: k must not be null' USING ERRCODE = '22023';
+  END IF;
+
+  -- Every key of the resolved configuration, whatever set it (profile, preset, option).
+  FOR kv IN SELECT * FROM jsonb_each(cfg) LOOP
+    spec := sch->kv.key;
+    CONTINUE WHEN spec IS NULL;   -- a profile's own bookkeeping keys (none today) pass through
+    IF spec->>'type' = 'record' THEN
+      IF jsonb_typeof(kv.value) <> 'object' THEN
+        RAISE EXCEPTION 'scirag.retrieve: option "%" must be a JSON object (got %)', kv.key, jsonb_typeof(kv.value)
+          USING ERRCODE = '22023';
+      END IF;
+      FOR sub IN SELECT * FROM jsonb_each(kv.value) LOOP
+        IF NOT (spec->'fields') ? sub.key THEN
+          RAISE EXCEPTION 'scirag.retrieve: unknown key "%" in option "%"', left(sub.key, 100), kv.key
+            USING ERRCODE = '22023', HINT = 'keys of ' || kv.key || ': ' || (SELECT string_agg(x, ', ' ORDER BY x) FROM jsonb_object_keys(spec->'fields') AS x);
+        END IF;
+        checks := checks || jsonb_build_array(jsonb_build_object('name', kv.key || '.' || sub.key, 'spec', spec->'fields'->sub.key, 'value', sub.value));
+      END LOOP;
+    ELSIF spec->>'type' = 'map' THEN
+      IF jsonb_typeof(kv.value) <> 'object' THEN
+        RAISE EXCEPTION 'scirag.retrieve: option "%" must be a JSON object (got %)', kv.key, jsonb_typeof(kv.value)
+          USING ERRCODE = '22023';
+      END IF;
+      FOR sub IN SELECT * FROM jsonb_each(kv.value) LOOP
+        IF NOT (spec->'keys') ? sub.key THEN
+          RAISE EXCEPTION 'scirag.retrieve: unknown key "%" in option "%"', left(sub.key, 100), kv.key
+            USING ERRCODE = '22023', HINT = 'keys of ' || kv.key || ': ' || (SELECT string_agg(x, ', ') FROM jsonb_array_elements_text(spec->'keys') AS x);
+        END IF;
+        checks := checks || jsonb_build_array(jsonb_build_object('name', kv.key || '.' || sub.key, 'spec', spec->'of', 'value', sub.value));
+      END LOOP;
+    ELSE
+      checks := checks || jsonb_build_array(jsonb_build_object('name', kv.key, 'spec', spec, 'value', kv.value));
+    END IF;
+  END LOOP;
+  FOR c IN SELECT * FROM jsonb_array_elements(checks) LOOP
+    name := c->>'name';
+    spec := c->'spec';
+    v := c->'value';
+    t := jsonb_typeof(v);
+    IF spec->>'type' IN ('integer', 'number') THEN
+      IF t <> 'number' THEN
+        RAISE EXCEPTION 'scirag.retrieve: option "%" must be % between % and % (got %)', name,
+          CASE spec->>'type' WHEN 'integer' THEN 'an integer' ELSE 'a number' END, spec->>'min', spec->>'max', t
+          USING ERRCODE = '22023';
+      END IF;
+      num := v::text::numeric;
+      IF (spec->>'type' = 'integer' AND num <> trunc(num))
+         OR num < (spec->>'min')::numeric OR num > (spec->>'max')::numeric THEN
+        RAISE EXCEPTION 'scirag.retrieve: option "%" must be % between % and % (got %)', name,
+          CASE spec->>'type' WHEN 'integer' THEN 'an integer' ELSE 'a number' END, spec->>'min', spec->>'max', left(num::text, 40)
+          USING ERRCODE = '22023';
+      END IF;
+    ELSIF spec->>'type' = 'boolean' AND t <> 'boolean' THEN
+      RAISE EXCEPTION 'scirag.retrieve: option "%" must be true or false (got %)', name, t USING ERRCODE = '22023';
+    ELSIF spec->>'type' IN ('string', 'enum') AND t <> 'string' THEN
+      RAISE EXCEPTION 'scirag.retrieve: option "%" must be a string (got %)', name, t USING ERRCODE = '22023';
+    ELSIF spec->>'type' = 'enum' AND NOT (spec->'values') ? (v #>> '{}') THEN
+      RAISE EXCEPTION 'scirag.retrieve: unknown % "%"', name, left(v #>> '{}', 100)
+        USING ERRCODE = '22023', HINT = name || ' is ' || (SELECT string_agg(x, ' or ') FROM jsonb_array_elements_text(spec->'values') AS x);
+    ELSIF spec->>'type' = 'strings' AND (t <> 'array' OR jsonb_array_length(v) > (spec->>'max')::int
+                                         OR jsonb_path_exists(v, '$[*] ? (@.type() != "string")')) THEN
+      RAISE EXCEPTION 'scirag.retrieve: option "%" must be an array of at most % strings', name, spec->>'max'
+        USING ERRCODE = '22023';
+    ELSIF spec->>'type' = 'layers' THEN
+      IF t <> 'array' THEN
+        RAISE EXCEPTION 'scirag.retrieve: option "%" must be an array of layer names (got %)', name, t
+          USING ERRCODE = '22023', HINT = 'layers are vector, keyword, graph, community, hyde';
+      END IF;
+      SELECT x INTO v FROM jsonb_array_elements(cfg->name) AS x WHERE NOT layer_names @> jsonb_build_array(x) LIMIT 1;
+      IF v IS NOT NULL THEN
+        RAISE EXCEPTION 'scirag.retrieve: unknown layer % in options.%', left(v::text, 100), name
+          USING ERRCODE = '22023', HINT = 'layers are vector, keyword, graph, community, hyde';
+      END IF;
+    END IF;
+  END LOOP;
+  RETURN cfg;
+END $$;
+COMMENT ON FUNCTION scirag.retrieve_config(text, int, jsonb) IS
+  'The one place where a retrieval profile, a preset (options.preset) and per-call options become one configuration: profile, then preset, then explicit options; weights and budgets_ms merge key by key; k is the result count (a preset''s top_n_final replaces it). Every key is checked against retrieve_option_schema() and an error names the option and its bounds (SQLSTATE 22023). A caller''s rerank.model_path is refused (the model folder is an admin setting).';
 
 CREATE OR REPLACE FUNCTION scirag.retrieve(
   query text,
@@ -73,7 +279,6 @@ DECLARE
   got scirag.layer_hit[];
   status text;
   t0 timestamptz;
-  pre jsonb;
   f_ids bigint[];
   f_scores double precision[];
   f_layers jsonb[];
@@ -81,60 +286,19 @@ DECLARE
   t_call timestamptz := clock_timestamp();
   ms double precision;
   stages jsonb := '[]';
-  bad text;
 BEGIN
-  SELECT p.config INTO cfg FROM scirag.retrieval_profiles p WHERE p.name = profile;
-  IF cfg IS NULL THEN
-    RAISE EXCEPTION 'scirag.retrieve: unknown profile "%"', profile
-      USING HINT = 'SELECT name FROM scirag.retrieval_profiles';
+  -- Bounded before anything else runs (issue 13): the question reaches Python text routines.
+  IF length(query) > 4000 THEN
+    RAISE EXCEPTION 'scirag.retrieve: the question is % characters long, at most 4000 allowed', length(query)
+      USING ERRCODE = '22023';
   END IF;
-  IF jsonb_typeof(coalesce(options, '{}')) <> 'object' THEN
-    RAISE EXCEPTION 'scirag.retrieve: options must be a JSON object';
-  END IF;
-  -- per-call options override the profile; weights and budgets merge key by key
-  cfg := cfg || (coalesce(options, '{}') - 'weights' - 'budgets_ms')
-             || jsonb_build_object('weights', coalesce(cfg->'weights', '{}') || coalesce(options->'weights', '{}'),
-                                   'budgets_ms', coalesce(cfg->'budgets_ms', '{}') || coalesce(options->'budgets_ms', '{}'));
-  -- A preset (VulcanLab-style, scirag.presets) sets the candidate depths, RRF k, the
-  -- pool the later stages choose from, the number of results and those stages.
-  IF options ? 'preset' THEN
-    pre := scirag.preset_get(options->>'preset')->'retrieval';
-    cfg := cfg || jsonb_build_object(
-      'preset', options->>'preset',
-      'depths', jsonb_build_object('vector', pre->'dense_limit', 'keyword', pre->'lexical_limit'),
-      'rrf_k', pre->'rrf_k', 'pool', pre->'top_k_rrf',
-      'mmr', coalesce(pre->'mmr_enabled', 'false'), 'mmr_lambda', pre->'mmr_lambda');
-    IF pre->>'reranker' <> 'none' OR coalesce((pre->>'intent_bias_enabled')::boolean, false)
-       OR coalesce((pre->>'entity_boost')::float8, 0) > 0 THEN
-      cfg := cfg || jsonb_build_object('rerank', jsonb_strip_nulls(jsonb_build_object(
-        'reranker', pre->'reranker', 'model_path', pre->'reranker_model_path',
-        'entity_boost', pre->'entity_boost', 'intent_bias', pre->'intent_bias_enabled',
-        'intent_weight', pre->'intent_weight', 'batch_size', pre->'reranker_batch_size',
-        'max_length', pre->'reranker_max_length')));
-    END IF;
-    k := coalesce((pre->>'top_n_final')::int, k);
-    cfg := cfg || (coalesce(options, '{}') - 'preset');   -- explicit options still win
-  END IF;
+  cfg := scirag.retrieve_config(profile, k, options);   -- validated: every option within its bounds
+  k := (cfg->>'k')::int;
   wanted := ARRAY(SELECT jsonb_array_elements_text(cfg->'layers'));
-  SELECT x INTO bad FROM unnest(wanted) AS x WHERE x <> ALL (known) LIMIT 1;
-  IF bad IS NOT NULL THEN
-    RAISE EXCEPTION 'scirag.retrieve: unknown layer "%" in options.layers', bad
-      USING HINT = 'layers are vector, keyword, graph, community, hyde';
-  END IF;
   -- "_fail_layers" forces a layer to error: a drill for degradation tests and demos
   fail_layers := ARRAY(SELECT jsonb_array_elements_text(coalesce(cfg->'_fail_layers', '[]')));
   depth := greatest(coalesce((cfg->>'depth')::int, 100), coalesce(k, 10));
   fusion := coalesce(cfg->>'fusion', 'rrf');
-  IF fusion NOT IN ('rrf', 'score') THEN
-    RAISE EXCEPTION 'scirag.retrieve: unknown fusion "%"', fusion USING HINT = 'fusion is rrf or score';
-  END IF;
-  IF coalesce(cfg->>'keyword_scale', 'max') NOT IN ('max', 'minmax') THEN
-    RAISE EXCEPTION 'scirag.retrieve: unknown keyword_scale "%"', cfg->>'keyword_scale'
-      USING HINT = 'keyword_scale is max or minmax';
-  END IF;
-  IF cfg ? 'proximity' AND NOT jsonb_path_exists(cfg, '$.proximity ? (@.type() == "number" && @ >= 0)') THEN
-    RAISE EXCEPTION 'scirag.retrieve: options.proximity must be a number >= 0, not %', cfg->'proximity';
-  END IF;
 
   -- Fail closed: an empty scope returns nothing and calls no model.
   IF scirag.scope_is_empty() THEN
@@ -296,7 +460,9 @@ BEGIN
     'stages', stages)::text, false);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
-  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. options: layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), keyword_scale (max or minmax, score fusion), proximity (BM25 proximity weight, default the bm25_proximity setting), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. Options are resolved and checked by scirag.retrieve_config (bounds in scirag.retrieve_option_schema(); the question is at most 4000 characters): layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), keyword_scale (max or minmax, score fusion), proximity (BM25 proximity weight, default the bm25_proximity setting), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+REVOKE ALL ON FUNCTION scirag.retrieve_option_schema(), scirag.retrieve_config(text, int, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.retrieve_option_schema(), scirag.retrieve_config(text, int, jsonb) TO scirag_reader, scirag_loader;
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
 COMMIT;

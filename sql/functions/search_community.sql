@@ -9,6 +9,9 @@ CREATE OR REPLACE FUNCTION scirag.search_community(query_embedding public.vector
 RETURNS TABLE (community_id bigint, rank int, distance double precision, summary text, document_ids bigint[])
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
+-- as every layer: on a stock server (jit = on) compiling this statement would cost
+-- more than running it
+SET jit = off
 AS $$
   WITH vis AS MATERIALIZED (
     SELECT k.id, k.tier, k.summary, k.source_documents, k.embedding
@@ -31,6 +34,9 @@ CREATE OR REPLACE FUNCTION scirag.search_community_chunks(query_embedding public
 RETURNS TABLE (chunk_id bigint, rank int)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
+-- as every layer: on a stock server (jit = on) compiling this statement would cost
+-- more than running it
+SET jit = off
 AS $$
   -- The evidence chunks of the best-matching visible communities, for fusion:
   -- community rank first, then the chunk's own distance to the query. Chunks

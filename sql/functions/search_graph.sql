@@ -33,6 +33,9 @@ CREATE OR REPLACE FUNCTION scirag.graph_seed_entities(query text, extra_names te
 RETURNS TABLE (entity_id bigint, matched text, words int)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
+-- planned at ~1e7 even on an empty graph: a stock server (jit = on) would JIT-compile
+-- its statements for hundreds of ms that the work never repays
+SET jit = off
 AS $$
   -- The offline question matcher: every word n-gram (up to 8 words) of the
   -- question is looked up among the surfaces of mentions the caller may see, so
@@ -108,6 +111,9 @@ CREATE OR REPLACE FUNCTION scirag.search_graph(query text, n int DEFAULT 100)
 RETURNS TABLE (chunk_id bigint, rank int, hops int, confidence double precision)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
+-- planned at ~1e7 even on an empty graph: a stock server (jit = on) would JIT-compile
+-- its statements for hundreds of ms that the work never repays
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE

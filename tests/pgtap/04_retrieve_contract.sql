@@ -122,10 +122,10 @@ FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame
                      options => '{"budgets_ms": {"vector": 0}}');
 SELECT is(tests.trace_stage('vector'), 'timeout', '... trace: vector timeout');
 
--- (graph, community and hyde may be missing, or fail here without PL/Python: whatever
+-- (graph, community and hyde may be missing, disabled by the profile, or fail here without PL/Python: whatever
 -- their status, they degrade and the call answers)
 SELECT ok(count(*) = 5 AND tests.trace_stage('vector') = 'ok' AND tests.trace_stage('keyword') = 'ok'
-          AND (SELECT bool_and(tests.trace_stage(l) IN ('ok', 'empty', 'skipped', 'error', 'timeout'))
+          AND (SELECT bool_and(tests.trace_stage(l) IN ('ok', 'empty', 'skipped', 'error', 'timeout', 'disabled'))
                FROM unnest(ARRAY['graph', 'community', 'hyde']) AS l),
   'profile deep: every layer is traced, the ones that cannot run here degrade, the call still answers')
 FROM scirag.retrieve('ptarmigan plumage', k => 5, profile => 'deep', query_embedding => tests.frame_vec(0));
@@ -197,9 +197,9 @@ SELECT is((SELECT round(score::numeric, 12) FROM scirag.fuse_scores(ARRAY[
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"keyword_scale": "log"}')$$,
   '%unknown keyword_scale "log"%', 'an unknown keyword_scale is refused, by name');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": -1}')$$,
-  '%options.proximity must be a number >= 0%', 'a negative proximity is refused');
+  '%option "proximity" must be a number between 0 and 100 (got -1)%', 'a negative proximity is refused, naming the option and its bounds');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": "lots"}')$$,
-  '%options.proximity must be a number >= 0%', 'a proximity that is not a number is refused with the same message');
+  '%option "proximity" must be a number between 0 and 100 (got string)%', 'a proximity that is not a number is refused, naming the option and its bounds');
 SELECT results_eq(
   $$SELECT tests.trace_stage('fuse') IS NOT NULL, scirag.last_trace()->'stages'->-1->>'method'
     FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 3, query_embedding => tests.frame_vec(0))) x$$,

@@ -4,7 +4,7 @@
 -- without retrieving, content-free traces, templates and eval rows under RLS.
 -- Retrieval uses the keyword layer only, so the test needs no embedding model.
 BEGIN;
-SELECT plan(35);
+SELECT plan(39);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -50,6 +50,13 @@ SELECT is((SELECT (a->'citations'->0->>'chunk_id')::bigint FROM tests.ans WHERE 
   (SELECT chunk_id FROM tests.fx WHERE external_id = 'an-pub' AND ordinal = 1), 'the cited chunk is the one holding the number');
 SELECT ok((SELECT (a->'checks'->>'citations_ok')::boolean AND (a->'checks'->>'numbers_ok')::boolean FROM tests.ans WHERE tag = 'qty'),
   'the mechanical checks pass: citations point at provided sources, numbers appear in cited sources');
+SELECT ok((SELECT (a->'checks'->>'supports_ok')::boolean AND (a->'checks'->>'claims')::int >= 1 FROM tests.ans WHERE tag = 'qty'),
+  'the supports check passes: the cited sentence holds the claim''s number and terms together');
+SELECT ok((SELECT a->'trace'->'stages' @> '[{"stage": "checks", "supports_ok": true}]' FROM tests.ans WHERE tag = 'qty'),
+  'the trace reports the supports check next to citations and numbers');
+SELECT throws_ok($$SELECT scirag.answer('How many tonnes?', '{"consolidate": {"gap": 1}}')$$, '22023', NULL,
+  'a bad evidence option is refused as invalid_parameter_value (22023)');
+SELECT throws_ok($$SELECT scirag.answer('   ')$$, '22023', NULL, 'an empty question is refused as invalid_parameter_value');
 SELECT is((SELECT jsonb_array_length(a->'prompt_sources') FROM tests.ans WHERE tag = 'qty'),
   (SELECT jsonb_array_length(a->'sources') FROM tests.ans WHERE tag = 'qty'), 'without compression the model saw every numbered source');
 SELECT is_empty($$SELECT 1 FROM tests.ans, jsonb_array_elements(a->'retrieval') r

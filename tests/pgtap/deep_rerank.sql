@@ -2,7 +2,7 @@
 -- No model is reachable here: the model paths are exercised for their fallbacks, the
 -- adapters themselves with recorded outputs in tests/py/test_deep_rerank.py.
 BEGIN;
-SELECT plan(15);
+SELECT plan(16);
 \ir helpers/fixtures.psql
 \ir deep_fixtures.psql
 
@@ -57,12 +57,21 @@ SELECT is((SELECT round((max(score) - min(score))::numeric, 4) FROM scirag.reran
           0.0500, 'intent bias: a full shape match is worth intent_weight (0.05), no match nothing');
 
 -- ---------------------------------------------------------------- model failures fall back
+-- the model folder is an admin setting (issue 13): a caller's model_path is refused
+SELECT throws_like($$SELECT * FROM scirag.rerank('q', ARRAY[1]::bigint[], ARRAY['a'], '{"reranker": "cross_encoder", "model_path": "/etc"}')$$,
+                   '%"model_path" is not accepted from callers%', 'a caller cannot choose the model file the server loads');
+SELECT tests.as_role(NULL);
+INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', '/nonexistent/model', 'test');
+SELECT tests.as_role('scirag_reader');
 SELECT is(ARRAY(SELECT ROW(chunk_id, status)::text FROM scirag.rerank('q', ARRAY[:c1, :c2]::bigint[], ARRAY['a', 'b'],
-                                                          '{"reranker": "cross_encoder", "model_path": "/nonexistent/model"}')),
+                                                          '{"reranker": "cross_encoder"}')),
           ARRAY[ROW(:c1::bigint, 'fallback: model_unavailable')::text, ROW(:c2::bigint, 'fallback: model_unavailable')::text],
           'a cross-encoder folder that is not there: the input order, status fallback: model_unavailable');
+SELECT tests.as_role(NULL);
+DELETE FROM scirag.settings WHERE key = 'reranker_model_path';
+SELECT tests.as_role('scirag_reader');
 SELECT is(ARRAY(SELECT DISTINCT status FROM scirag.rerank('q', ARRAY[:c1, :c2]::bigint[], ARRAY['a', 'b'], '{"reranker": "cross_encoder"}')),
-          ARRAY['fallback: no_model_path'], 'a cross-encoder without model_path: fallback: no_model_path');
+          ARRAY['fallback: no_model_path'], 'no reranker_model_path setting: fallback: no_model_path');
 SELECT is(ARRAY(SELECT ROW(chunk_id, status)::text FROM scirag.rerank('q', ARRAY[:c2, :c1]::bigint[], ARRAY['a', 'b'],
                                                           '{"reranker": "llm", "entities": ["a"]}')),
           ARRAY[ROW(:c2::bigint, 'fallback: no_llm_configured')::text, ROW(:c1::bigint, 'fallback: no_llm_configured')::text],

@@ -3,7 +3,8 @@
 Database tests run against their own database, ``scirag_pytest``, derived from
 SCIRAG_TEST_DSN (scripts/test.sh sets it): dropped and re-deployed once per
 session, so neither the demo database ``scirag`` nor the pgTAP database is touched.
-Without SCIRAG_TEST_DSN every database test is skipped with a reason.
+Without SCIRAG_TEST_DSN the project cluster is used; if no server is reachable the
+database tests fail with a message that says how to start one (they never skip).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_MANIFEST = ROOT / "domain" / "demo" / "manifest.jsonl"
-PYTEST_DB = "scirag_pytest"
+# SCIRAG_PYTEST_DB lets two runs share one cluster without dropping each other's database.
+PYTEST_DB = os.environ.get("SCIRAG_PYTEST_DB", "scirag_pytest")
 
 
 # ---------------------------------------------------------------------------
@@ -66,10 +68,20 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def base_dsn():
-    dsn = os.environ.get("SCIRAG_TEST_DSN")
-    if not dsn:
-        pytest.skip("SCIRAG_TEST_DSN is not set: database tests need a PostgreSQL server with "
-                    "pgvector and plpython3u (scripts/test.sh sets it)")
+    """SCIRAG_TEST_DSN (scripts/test.sh sets it), else the project cluster (or SCIRAG_DSN/PG*).
+
+    A database test never skips silently: without a reachable server it fails and says
+    how to get one."""
+    import psycopg
+    from scirag import db
+
+    dsn = os.environ.get("SCIRAG_TEST_DSN") or db.default_dsn("postgres")
+    try:
+        psycopg.connect(dsn, connect_timeout=5).close()
+    except psycopg.Error as exc:
+        pytest.fail(f"no PostgreSQL for the database tests at {dsn!r} ({str(exc).strip()}): run "
+                    "scripts/test.sh, or start the project cluster with scripts/setup.sh, or set "
+                    "SCIRAG_TEST_DSN to a server with pgvector and plpython3u", pytrace=False)
     return dsn
 
 

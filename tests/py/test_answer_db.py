@@ -64,8 +64,7 @@ def test_retracted_documents_drop_out_of_answers_but_not_out_of_retrieve(reader_
 
 def test_scirag_ask_prints_the_answer_with_numbered_sources(dsn, demo_corpus):
     exe = ROOT / ".venv" / "bin" / "scirag"
-    if not exe.exists():
-        pytest.skip("scirag CLI not installed")
+    assert exe.exists(), f"{exe} is not installed: run scripts/install_python.sh"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
     env["SCIRAG_DSN"] = dsn
     proc = subprocess.run([str(exe), "ask", SAMPLE], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -74,4 +73,52 @@ def test_scirag_ask_prints_the_answer_with_numbered_sources(dsn, demo_corpus):
     assert out.startswith(f"Q: {SAMPLE}") and "[1]" in out
     assert "Sources (* = cited):" in out and "*[1] " in out
     assert "checks: citations ok" in out and out.rstrip().splitlines()[-1].startswith("trace: ")
+    assert "supports ok (" in out, "the supports check is reported next to citations and numbers"
     assert "retrieving and answering" in proc.stderr
+
+
+def stages(a):
+    return {s["stage"]: s for s in a["trace"]["stages"]}
+
+
+def test_checks_report_supports_next_to_citations_and_numbers(reader_conn, demo_corpus):
+    a = answer(reader_conn, SAMPLE, {"answerer": "extractive"})
+    chk = a["checks"]
+    assert chk["supports_ok"] and chk["claims"] >= 1 and chk["unsupported"] == []
+    assert stages(a)["checks"]["supports_ok"] is True
+
+
+def test_consolidation_builds_context_groups_that_cite_their_best_member(reader_conn, demo_corpus):
+    plain = answer(reader_conn, SAMPLE, {"answerer": "extractive"})
+    grouped = answer(reader_conn, SAMPLE, {"answerer": "extractive", "consolidate": {"line_gap": 50}})
+    st = stages(grouped)
+    assert "consolidate" in st and "consolidate" not in stages(plain)
+    assert st["consolidate"]["groups"] <= st["consolidate"]["candidates"]
+    retrieved = {r["chunk_id"] for r in plain["retrieval"]}
+    for s in grouped["sources"]:
+        assert s["chunk_id"] in retrieved and set(s["chunk_ids"]) >= {s["chunk_id"]}
+    assert "120,3" in grouped["answer"]
+
+
+def test_enrichment_and_the_sentence_filter_take_effect(reader_conn, demo_corpus):
+    a = answer(reader_conn, SAMPLE, {"answerer": "extractive", "enrich": {"min_word_count": 400},
+                                     "min_sentences": 2})
+    st = stages(a)
+    assert st["enrich"]["enriched"] >= 1 and st["sentence_filter"]["kept"] <= st["sentence_filter"]["candidates"]
+
+
+def test_a_preset_turns_the_evidence_stages_on(reader_conn, demo_corpus):
+    a = answer(reader_conn, SAMPLE, {"answerer": "extractive", "preset": "detailed-context"})
+    assert {"consolidate", "enrich"} <= set(stages(a))
+    b = answer(reader_conn, SAMPLE, {"answerer": "extractive", "preset": "default"})
+    assert not {"consolidate", "enrich"} & set(stages(b))
+
+
+@pytest.mark.parametrize("question,bad,message", [
+    (SAMPLE, {"consolidate": {"gap": 3}}, "consolidate"), (SAMPLE, {"enrich": {"min_word_count": -1}}, "min_word_count"),
+    (SAMPLE, {"min_sentences": 0}, "min_sentences"), ("x" * 4001, {}, "at most 4000")])
+def test_bad_input_is_refused_by_name_as_invalid_parameter_value(reader_conn, demo_corpus, question, bad, message):
+    import psycopg
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
+        answer(reader_conn, question, bad)
+    reader_conn.rollback()

@@ -31,8 +31,8 @@ def test_the_model_sees_numbered_sources_standing_orders_and_guidance():
     [call] = llm.seen
     assert call["temperature"] == 0.0
     assert "Cite every claim" in call["system"] and prompts.ABSTAIN_LEAD in call["system"]
-    assert "[1] Residue Availability in Four Counties > 3 Results (county, lines 69-71)" in call["prompt"]
-    assert "[2] Composition of Cereal Residues" in call["prompt"]
+    assert "[S1] Source: Residue Availability in Four Counties > 3 Results (county, lines 69-71)" in call["prompt"]
+    assert "[S2] Source: Composition of Cereal Residues" in call["prompt"]
     assert f"Question: {Q}" in call["prompt"] and "Question intent: QUANTITY" in call["prompt"]
     assert result["answerer"] == "recorded"
     assert [c["n"] for c in result["citations"]] == [1, 2]
@@ -44,12 +44,22 @@ def test_the_model_sees_numbered_sources_standing_orders_and_guidance():
     assert not result["abstained"]
 
 
-def test_planted_citation_and_number_violations_are_caught():
+def test_planted_citation_and_number_violations_are_caught_and_the_answer_withheld():
     result = run(client("answer_planted_violations"))
-    chk = result["checks"]
+    chk = result["withheld"]["checks"]
     assert chk["invalid_citations"] == [7] and not chk["citations_ok"]
     assert set(chk["ungrounded_numbers"]) == {"130000", "12"} and not chk["numbers_ok"]
-    assert [c["n"] for c in result["citations"]] == [1], "a citation to no source is not in the citation list"
+    assert chk["unsupported"] == [1, 2] and not chk["supports_ok"]
+    # no sentence passed the supports check: the model's text is withheld, the answer abstains
+    assert result["abstained"] and result["answer"].startswith(prompts.ABSTAIN_LEAD)
+    assert result["citations"] == [] and result["checks"]["supports_ok"]
+    assert "130,000" in result["withheld"]["answer"]
+
+
+def test_a_supported_model_answer_keeps_its_text_and_passes_every_check():
+    result = run(client("answer_ok"))
+    assert "withheld" not in result and not result["abstained"]
+    assert result["checks"]["supports_ok"] and result["checks"]["claims"] == 2
 
 
 def test_a_model_abstention_is_recognised():
@@ -80,7 +90,7 @@ def test_compression_keeps_two_views_with_the_same_ids_and_counts_failures():
         assert s["chunk_id"] in full and full[s["chunk_id"]]["document_id"] == s["document_id"]
     assert [s["shown"] for s in result["sources"]] == ["summary", "full", "dropped"]
     answer_prompt = llm.seen[-1]["prompt"]
-    assert "[3]" not in answer_prompt and "Harvest Logbook" not in answer_prompt
+    assert "[S3]" not in answer_prompt and "Harvest Logbook" not in answer_prompt
     # the answer cites [3], which the model was never shown: not a provided source
     assert result["checks"]["invalid_citations"] == [3]
 
@@ -113,3 +123,14 @@ def test_model_answerer_asked_for_without_a_model_is_an_error():
 def test_bad_options_are_refused(bad, message):
     with pytest.raises(AnswerError, match=message):
         parse_options(bad)
+
+
+def test_ask_prints_a_failed_supports_check_and_the_withheld_answer():
+    from scirag.ask import format_answer
+    result = run(client("answer_planted_violations"))
+    text = format_answer(Q, result)
+    assert "supports ok" in text and "withheld (no sentence passed the supports check): Harlan County" in text
+    llm = client("compress_mixed")   # its answer cites [3], a source dropped from the prompt
+    partly = run(llm, {"compress": {"enabled": True, "relevance_floor": 0.2}}, compress_llm=llm)
+    assert partly["checks"]["unsupported"] == [3] and "withheld" not in partly
+    assert "supports FAILED for sentence(s) 3" in format_answer(Q, partly)

@@ -72,11 +72,11 @@ def test_quantity_questions_are_recognised():
 
 def test_source_blocks_are_numbered_with_breadcrumb_and_position():
     blocks = prompts.source_blocks(make_sources(demo_rows(), 5))
-    heads = [l for l in blocks.splitlines() if re.match(r"^\[\d+\] ", l)]
-    assert heads == [
-        "[1] Residue Availability in Four Counties > 3 Results (county, lines 69-71)",
-        "[2] Composition of Cereal Residues > 3.1 Structural composition (table) (composition, lines 40-45)",
-        "[3] Harvest Logbook (logbook, lines 1-3)",
+    heads = [l for l in blocks.splitlines() if re.match(r"^\[S\d+\] ", l)]
+    assert heads == [   # VulcanLab's augmentation blocks: [S1] Source: title > section path (document, position)
+        "[S1] Source: Residue Availability in Four Counties > 3 Results (county, lines 69-71)",
+        "[S2] Source: Composition of Cereal Residues > 3.1 Structural composition (table) (composition, lines 40-45)",
+        "[S3] Source: Harvest Logbook (logbook, lines 1-3)",
     ]
     # the chunker's title/section header is not repeated inside the block
     assert blocks.count("Residue Availability in Four Counties") == 1
@@ -90,7 +90,7 @@ def test_answer_prompt_has_sources_question_intent_and_guidance(intents):
     system, prompt = prompts.answer_prompt(prompts.default_template("answer"), q, sources, intent)
     assert f"Question: {q}" in prompt
     assert "Question intent: QUANTITY" in prompt and intent.guidance in prompt
-    assert "[1] Residue Availability" in prompt and "[3] Harvest Logbook" in prompt
+    assert "[S1] Source: Residue Availability" in prompt and "[S3] Source: Harvest Logbook" in prompt
     assert "$16.00" in prompt, "a dollar sign in a source is shown as it is"
     assert "Cite every claim" in system
 

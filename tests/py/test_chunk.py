@@ -454,3 +454,61 @@ def test_table_caption_below_the_table_is_attached_too():
     table = next(c for c in chunks if c.is_table)
     assert table.body.endswith("Table 3. Ash content of two straws.")
     assert all("Table 3." not in c.body for c in chunks if c.kind == "prose")
+
+
+# ---------------------------------------------------------------------------
+# Complete tables and references (the PDF 'layout' engine, issue 10)
+# ---------------------------------------------------------------------------
+
+def _layout_doc(*blocks):
+    return ParsedDocument(blocks=list(blocks), parser="layout", pages=1)
+
+
+TABLE = "Table 2: Accuracy by model.\nModel | Acc\nBaseline | 71.2\nOurs | 75.3"
+
+
+def test_complete_table_takes_no_caption_from_prose_and_leaks_no_rows():
+    chunks = chunk_document(_layout_doc(
+        Block("heading", "4 Results", level=1, page=1),
+        Block("prose", "Table 2 shows that ours beats the baseline by four points on the benchmark.", page=1),
+        Block("table", TABLE, page=1),
+        Block("prose", "The gain holds on every split of the data we tried in the study.", page=1),
+    ), TITLE)
+    tables = [c for c in chunks if c.is_table]
+    assert [t.body for t in tables] == [TABLE]
+    prose = [c.body for c in content_chunks(chunks) if not c.is_table]
+    assert prose[0].startswith("Table 2 shows")
+    assert not any("75.3" in p for p in prose)               # no table rows carried into prose
+
+
+def test_complete_table_too_long_splits_by_rows_repeating_caption_and_header():
+    rows = "\n".join(f"model-{i} | {i}.5" for i in range(120))
+    chunks = chunk_document(_layout_doc(Block("table", "Table 9: Many rows.\nModel | Score\n" + rows, page=3)),
+                            TITLE, target_tokens=100)
+    parts = [c.body.split("\n") for c in chunks if c.is_table]
+    assert len(parts) > 1
+    assert all(p[0] == "Table 9: Many rows." and p[1] == "Model | Score" for p in parts)
+    assert [r for p in parts for r in p[2:]] == rows.split("\n")   # every row once, in order
+
+
+def test_layout_short_paragraphs_are_kept_and_references_marked():
+    chunks = chunk_document(_layout_doc(
+        Block("heading", "2 Method", level=1, page=1),
+        Block("prose", "y = f(x)", page=1),
+        Block("heading", "References", level=1, page=2),
+        Block("reference", "[1] A. Author. A paper. 2020.", page=2),
+    ), TITLE)
+    body = {c.body: c for c in content_chunks(chunks)}
+    assert "y = f(x)" in body and not body["y = f(x)"].is_reference
+    assert body["[1] A. Author. A paper. 2020."].is_reference
+    assert not any(c.is_reference for c in chunks if c.kind == "section")
+
+
+def test_other_parsers_keep_noise_filter_and_caption_attachment():
+    # Unchanged behaviour outside the layout engine: short fragments dropped,
+    # a 'Table N' paragraph right before a table becomes its caption.
+    doc = ParsedDocument(blocks=[Block("prose", "y = f(x)", page=1),
+                                 Block("prose", "Table 2: Accuracy by model.", page=1),
+                                 Block("table", "Model | Acc\nOurs | 75.3", page=1)], parser="pdfplumber")
+    chunks = content_chunks(chunk_document(doc, TITLE))
+    assert [c.body for c in chunks] == ["Table 2: Accuracy by model.\n\nModel | Acc\nOurs | 75.3"]

@@ -353,6 +353,10 @@ class FakePlpy:
             return [{"e": self.empty_scope}]
         if "classify_intent" in plan:
             return [{"i": self.intent}]
+        if plan == "SELECT 1":                     # the interrupt check
+            return [{"?column?": 1}]
+        if "reranker_model_path" in plan:
+            return []
         return [{"id": i, "level": 3, "kind": "prose", "is_table": False, "section_path": "A > B"}
                 for i in args[0] if i in self.visible]
 
@@ -384,15 +388,18 @@ def server_model_dir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_sql_rerank_with_a_local_cross_encoder(reader_conn, demo_corpus, server_model_dir):
+def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_corpus, server_model_dir):
+    # the model folder is an admin setting (issue 13), never a caller's option
+    admin_conn.execute("INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
+                       "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(server_model_dir),))
     ids = [r[0] for r in reader_conn.execute(
         "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => '{\"layers\": [\"keyword\"]}')")]
     assert len(ids) == 3
     rows = reader_conn.execute(
         "SELECT chunk_id, score, status FROM scirag.rerank(%s, %s, %s, %s)",
-        (QUERY, ids, PASSAGES, json.dumps({"reranker": "cross_encoder", "model_path": str(server_model_dir),
-                                           "entity_boost": 0}))).fetchall()
+        (QUERY, ids, PASSAGES, json.dumps({"reranker": "cross_encoder", "entity_boost": 0}))).fetchall()
     expected = tiny_expected(QUERY, PASSAGES)
     assert [r[0] for r in rows] == [ids[i] for i in sorted(range(3), key=lambda i: -expected[i])]
     assert [round(r[1], 5) for r in rows] == sorted((round(e, 5) for e in expected), reverse=True)
     assert {r[2] for r in rows} == {"ok"}
+    admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")

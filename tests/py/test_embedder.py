@@ -222,10 +222,12 @@ def test_default_cache_is_bounded():
 # ---------------------------------------------------------------------------
 
 class FakePlpy:
-    def __init__(self, dim: int):
-        self.dim, self.queries = dim, []
+    def __init__(self, dim: int, role: str = "scirag_reader"):
+        self.dim, self.queries, self.role = dim, [], role
 
     def execute(self, query):
+        if "current_user" in query:                   # the cache key's role
+            return [{"r": self.role}]
         self.queries.append(query)
         assert "embedding_dim" in query
         return [{"value": str(self.dim)}]
@@ -252,6 +254,18 @@ def test_embed_query_helper_caches_by_hash_only(embedder):
     assert cosine(parse_vector(first), embedder.embed([SECRET])[0]) >= 0.9999
     for s in all_strings(gd["scirag_query_cache"]):
         assert SECRET not in s
+
+
+def test_embed_query_cache_is_per_role(embedder):
+    """Issue 13: a role that switched in with SET ROLE must not hit another role's entry
+    (the hit's 0.1 ms would say the question was asked)."""
+    counting = CountingEmbedder(embedder)
+    gd = {"scirag_embedder": counting}
+    embed_query(FakePlpy(DIM, role="alice"), gd, SECRET)
+    embed_query(FakePlpy(DIM, role="bob"), gd, SECRET)
+    assert counting.calls == 2
+    embed_query(FakePlpy(DIM, role="bob"), gd, SECRET)
+    assert counting.calls == 2
 
 
 def test_embed_query_helper_loads_model_with_database_dimension():

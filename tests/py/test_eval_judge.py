@@ -43,7 +43,7 @@ def test_the_grounding_pass_never_sees_the_reference():
     shown = grounding["system"] + grounding["prompt"]
     assert "REFERENCE-ONLY" not in shown and "69,809" not in shown
     assert QUESTION in shown and ANSWER in shown
-    assert "[1] County Assessment > 3 Results (county, lines 69-71)" in shown and "SOURCE-ONLY" in shown
+    assert "[S1] Source: County Assessment > 3 Results (county, lines 69-71)" in shown and "SOURCE-ONLY" in shown
 
 
 def test_the_correctness_pass_sees_only_answer_and_reference():

@@ -113,7 +113,7 @@ def test_communities_are_deterministic_and_built_per_tier(demo_graph, loader_con
     build_communities(loader_conn, DOMAIN, None, embedder=embedder)
     assert communities(admin_conn) == a and first.communities == len(a) > 0
     assert first.extractive_summaries == first.communities and first.model_summaries == 0
-    for tier, label, title, summary, method, docs, licenses, tier_licenses in a:
+    for _tier, _label, _title, summary, method, _docs, licenses, tier_licenses in a:
         assert set(licenses) <= set(tier_licenses)
         assert summary.startswith("Entities: ") and method == "extractive"
     # the narrowest tier is built from public documents only

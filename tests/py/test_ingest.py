@@ -61,7 +61,7 @@ def test_demo_manifest_all_added(demo_corpus, admin_conn):
     assert len(rows) == 10
     assert all(r[3] == "added" and r[5] is not None and r[6] > 0 for r in rows)
     # the report's chunk count is what was stored
-    for line_no, ext_id, _, _, _, doc_id, n in rows:
+    for _line_no, ext_id, _, _, _, doc_id, n in rows:
         assert admin_conn.execute("SELECT count(*) FROM scirag.chunks WHERE document_id = %s",
                                   (doc_id,)).fetchone()[0] == n, ext_id
 
@@ -126,7 +126,7 @@ def test_section_hierarchy_parent_links(demo_corpus, admin_conn):
            WHERE d.external_id = ANY (%s) GROUP BY 1""", (sorted(DEMO_IDS),)).fetchall()
     with_headings = [r for r in per_doc if r[1] > 0]
     assert len(with_headings) >= 9
-    for ext_id, sections, under_heading, with_parent in with_headings:
+    for ext_id, _sections, under_heading, with_parent in with_headings:
         assert under_heading > 0, ext_id
         assert with_parent == under_heading, ext_id
 
@@ -246,7 +246,7 @@ def test_keyword_postings_exist_for_leaf_chunks_only(demo_corpus, admin_conn):
                   bool_and(p.license::text = c.license::text AND p.source = c.source
                            AND p.document_id = c.document_id) AS scope_ok,
                   coalesce(sum(p.tf), 0) AS sum_tf, max(p.dl) AS dl, min(p.dl) AS dl_min
-           FROM scirag.chunks c LEFT JOIN scirag.kw_postings p ON p.chunk_id = c.id
+           FROM scirag.chunks c LEFT JOIN scirag.kw_all_postings p ON p.chunk_id = c.id
            GROUP BY c.id, c.kind, c.license, c.source""").fetchall()
     for kind, n, _, _, scope_ok, sum_tf, dl, dl_min in rows:
         if kind == "section":
@@ -259,7 +259,7 @@ def test_keyword_postings_exist_for_leaf_chunks_only(demo_corpus, admin_conn):
     diff = admin_conn.execute(
         """SELECT count(*) FROM scirag.chunks c, unnest(c.tsv) u
            WHERE c.kind <> 'section'
-             AND NOT EXISTS (SELECT 1 FROM scirag.kw_postings p WHERE p.chunk_id = c.id AND p.lexeme = u.lexeme)"""
+             AND NOT EXISTS (SELECT 1 FROM scirag.kw_all_postings p WHERE p.chunk_id = c.id AND p.lexeme = u.lexeme)"""
     ).fetchone()[0]
     assert diff == 0
 
@@ -267,14 +267,14 @@ def test_keyword_postings_exist_for_leaf_chunks_only(demo_corpus, admin_conn):
 def test_keyword_statistics_match_postings(demo_corpus, admin_conn):
     wrong_df = admin_conn.execute(
         """SELECT count(*) FROM (
-             SELECT license, source, lexeme, count(*) AS df FROM scirag.kw_postings GROUP BY 1, 2, 3) p
+             SELECT license, source, lexeme, count(*) AS df FROM scirag.kw_all_postings GROUP BY 1, 2, 3) p
            FULL JOIN scirag.kw_term_stats s USING (license, source, lexeme)
            WHERE p.df IS DISTINCT FROM s.df""").fetchone()[0]
     assert wrong_df == 0
     wrong_class = admin_conn.execute(
         """SELECT count(*) FROM (
              SELECT license, source, count(*) AS n, sum(dl) AS sdl
-             FROM (SELECT DISTINCT chunk_id, license, source, dl FROM scirag.kw_postings) x GROUP BY 1, 2) p
+             FROM (SELECT DISTINCT chunk_id, license, source, dl FROM scirag.kw_all_postings) x GROUP BY 1, 2) p
            FULL JOIN scirag.kw_class_stats s USING (license, source)
            WHERE p.n IS DISTINCT FROM s.n_chunks OR p.sdl IS DISTINCT FROM s.sum_dl""").fetchone()[0]
     assert wrong_class == 0
@@ -286,11 +286,11 @@ def test_keyword_statistics_match_postings(demo_corpus, admin_conn):
 
 def test_reingesting_the_demo_manifest_is_a_no_op(demo_corpus, loader_conn, embedder, admin_conn):
     docs, chunks = doc_count(admin_conn), chunk_count(admin_conn)
-    postings = admin_conn.execute("SELECT count(*) FROM scirag.kw_postings").fetchone()[0]
+    postings = admin_conn.execute("SELECT count(*) FROM scirag.kw_all_postings").fetchone()[0]
     counts = ingest_manifest(loader_conn, DEMO_MANIFEST, Ingester(loader_conn, embedder=embedder))
     assert (counts["added"], counts["duplicate"], counts["failed"]) == (0, 10, 0)
     assert (doc_count(admin_conn), chunk_count(admin_conn)) == (docs, chunks)
-    assert admin_conn.execute("SELECT count(*) FROM scirag.kw_postings").fetchone()[0] == postings
+    assert admin_conn.execute("SELECT count(*) FROM scirag.kw_all_postings").fetchone()[0] == postings
     rows = reports(admin_conn, counts["run_id"])
     assert [r[3] for r in rows] == ["duplicate"] * 10
     for _, ext_id, _, _, reason, doc_id, _ in rows:
@@ -419,7 +419,7 @@ def test_failed_chunk_insert_leaves_nothing_of_the_document(
     ])
     before = {
         "docs": doc_count(admin_conn), "chunks": chunk_count(admin_conn),
-        "postings": admin_conn.execute("SELECT count(*) FROM scirag.kw_postings").fetchone()[0],
+        "postings": admin_conn.execute("SELECT count(*) FROM scirag.kw_all_postings").fetchone()[0],
         "class": admin_conn.execute("SELECT coalesce(sum(n_chunks), 0) FROM scirag.kw_class_stats").fetchone()[0],
     }
     ingester = Ingester(loader_conn, embedder=PoisonedEmbedder(embedder, marker, corrupt))
@@ -437,7 +437,7 @@ def test_failed_chunk_insert_leaves_nothing_of_the_document(
                               (f"%{rare}%",)).fetchone()[0] == 0
     assert admin_conn.execute("SELECT count(*) FROM scirag.kw_term_stats WHERE lexeme = %s",
                               (rare,)).fetchone()[0] == 0
-    assert admin_conn.execute("SELECT count(*) FROM scirag.kw_postings WHERE lexeme = %s",
+    assert admin_conn.execute("SELECT count(*) FROM scirag.kw_all_postings WHERE lexeme = %s",
                               (rare,)).fetchone()[0] == 0
     # the document after it was stored whole, on the same connection
     good_chunks = admin_conn.execute(
@@ -445,7 +445,7 @@ def test_failed_chunk_insert_leaves_nothing_of_the_document(
         "WHERE d.external_id = 'atomic-good'").fetchone()[0]
     assert good_chunks == rows[1][6] > 0
     good_postings = admin_conn.execute(
-        "SELECT count(DISTINCT p.chunk_id) FROM scirag.kw_postings p JOIN scirag.documents d ON d.id = p.document_id "
+        "SELECT count(DISTINCT p.chunk_id) FROM scirag.kw_all_postings p JOIN scirag.documents d ON d.id = p.document_id "
         "WHERE d.external_id = 'atomic-good'").fetchone()[0]
     assert doc_count(admin_conn) == before["docs"] + 1
     assert chunk_count(admin_conn) == before["chunks"] + good_chunks

@@ -70,11 +70,16 @@ def format_answer(question: str, result: dict, width: int = 100) -> str:
         "citations ok" if chk.get("citations_ok") else f"citations BAD (invalid: {chk.get('invalid_citations')})",
         (f"numbers ok ({chk.get('numbers', 0)} in answer, all in cited sources)" if chk.get("numbers_ok")
          else f"numbers NOT in cited sources: {', '.join(chk.get('ungrounded_numbers') or [])}"),
+        (f"supports ok ({chk.get('claims', 0)} claim(s), each held by its cited source)" if chk.get("supports_ok")
+         else "supports FAILED for sentence(s) " + ", ".join(str(x) for x in chk.get("unsupported") or [])),
     ]
     if result.get("abstained"):
         verdict.append("abstained")
     lines.append("")
     lines.append(f"checks: {'; '.join(verdict)}")
+    if result.get("withheld"):
+        lines.append("withheld (no sentence passed the supports check): "
+                     + textwrap.shorten(result["withheld"]["answer"], width - 10))
     lines.append(f"answerer: {result.get('answerer')}  intent: {result.get('intent')}"
                  + (f"  coverage: {result['evidence']['coverage']}" if result.get("evidence") else ""))
     comp = result.get("compression") or {}

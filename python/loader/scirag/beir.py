@@ -70,6 +70,10 @@ def load_documents(dsn: str, tag: str, entries) -> None:
         conn.execute("UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s "
                      "WHERE id = %s", (counts["added"], counts["duplicate"], counts["failed"], run_id))
         conn.commit()
+        # fresh BM25 postings into compact blocks: keyword search prunes over blocks only
+        db.echo("  compacting keyword postings")
+        conn.execute("SELECT scirag.kw_compact()")
+        conn.commit()
 
 
 def read_queries(corpus_dir: Path, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:

@@ -18,6 +18,12 @@ in one piece.  This chunker keeps both:
 * every heading also yields a 'section' chunk holding its whole section: the
   parent used for context enrichment and coverage-based consolidation.
 
+Blocks from the PDF 'layout' engine are already clean: its headings and its
+complete tables (caption, header, labelled rows) are taken as they are, no
+short paragraph is dropped, tables carry nothing into prose and are split by
+rows (caption and header repeated) only when very long, and 'reference'
+blocks become prose chunks marked is_reference.
+
 Line numbers are tracked per source line through normalisation, so every
 chunk knows the exact span of source lines its own text came from.
 """
@@ -35,13 +41,22 @@ PARA_SEP = "\n\n"
 
 # Parsers that mark headings themselves; guessing on top of them only adds
 # false positives (a bold list item is not a section).
-_STRUCTURED_PARSERS = {"markdown", "html", "docling"}
+_STRUCTURED_PARSERS = {"markdown", "html", "docling", "layout"}
+# Parsers whose table blocks are complete (caption line, header line, rows)
+# and whose prose blocks are whole clean paragraphs: their tables take no
+# caption from the text around them, hand no rows to the next prose chunk, and
+# no short paragraph is dropped as noise (an equation or a result line is content).
+_COMPLETE_TABLE_PARSERS = {"layout"}
+TABLE_HEAD_LINES = 2        # caption and (flattened) header line of a complete table
+# A table is read as a whole (a claim compares rows); it is split by rows only
+# past this multiple of the prose target, with caption and header repeated.
+TABLE_TARGET_FACTOR = 2.5
 
 
 @dataclass
 class Chunk:
     ordinal: int
-    kind: str                   # 'section' | 'prose' | 'table'
+    kind: str                   # 'section' | 'prose' | 'table' (references: prose with is_reference)
     level: int
     parent_ordinal: int | None
     section_path: str
@@ -54,6 +69,7 @@ class Chunk:
     line_end: int | None
     page_start: int | None
     page_end: int | None
+    is_reference: bool = False  # a bibliography entry: citable, not retrieved by default
 
 
 # ---------------------------------------------------------------------------
@@ -367,13 +383,20 @@ class _Unit:
     text: str
     level: int | None = None        # parser headings: the level; heuristic: see heading_source
     heading_source: str | None = None   # 'parser' | 'numbered' | 'caps' | 'title'
+    reference: bool = False         # from a 'reference' block (bibliography)
 
     @property
     def span(self) -> _Span:
         return _span_of(l.span for l in self.lines)
 
 
-def _block_units(block: Block, detect_headings: bool) -> list[_Unit]:
+def _block_units(block: Block, detect_headings: bool, min_chars: int = NOISE_CHARS) -> list[_Unit]:
+    if block.kind == "reference":
+        units = _block_units(Block("prose", block.text, None, block.page, block.line_start, block.line_end),
+                             detect_headings, min_chars)
+        for u in units:
+            u.reference = True
+        return units
     span = _Span(block.line_start, block.line_end, block.page, block.page)
     if block.kind == "heading":
         text = " ".join(block.text.split())
@@ -388,7 +411,7 @@ def _block_units(block: Block, detect_headings: bool) -> list[_Unit]:
     # Headings and tables are recognised on the raw lines (a joined
     # de-hyphenated line would distort line lengths); only prose is joined.
     for para in _paragraphs(_drop_page_numbers(_numbered_lines(block.text, span))):
-        units.extend(_paragraph_units(para, detect_headings))
+        units.extend(_paragraph_units(para, detect_headings, min_chars))
     return units
 
 
@@ -405,19 +428,19 @@ def _paragraphs(lines: list[_Line]) -> list[list[_Line]]:
     return paras
 
 
-def _paragraph_units(lines: list[_Line], detect_headings: bool) -> list[_Unit]:
+def _paragraph_units(lines: list[_Line], detect_headings: bool, min_chars: int = NOISE_CHARS) -> list[_Unit]:
     """Split one paragraph into tables, headings and prose."""
     units: list[_Unit] = []
     pos = 0
     for start, end, kinds in _table_runs(lines):
-        units.extend(_text_units(lines[pos:start], detect_headings))
+        units.extend(_text_units(lines[pos:start], detect_headings, min_chars))
         units.append(_Unit("table", lines[start:end], _table_text([l.text for l in lines[start:end]], kinds)))
         pos = end
-    units.extend(_text_units(lines[pos:], detect_headings))
+    units.extend(_text_units(lines[pos:], detect_headings, min_chars))
     return units
 
 
-def _text_units(lines: list[_Line], detect_headings: bool) -> list[_Unit]:
+def _text_units(lines: list[_Line], detect_headings: bool, min_chars: int = NOISE_CHARS) -> list[_Unit]:
     if not lines:
         return []
     units: list[_Unit] = []
@@ -438,7 +461,7 @@ def _text_units(lines: list[_Line], detect_headings: bool) -> list[_Unit]:
     lines = _dehyphenate(lines)
     if lines:
         text = "\n".join(l.text.strip() for l in lines)
-        if len(text.strip()) >= NOISE_CHARS:
+        if len(text.strip()) >= min_chars:
             units.append(_Unit("para", lines, text))
     return units
 
@@ -568,6 +591,27 @@ def _tail_sentences(text: str, overlap: int) -> str:
     return " ".join(words)
 
 
+def _split_table(text: str, target: int) -> list[str]:
+    """A complete table too long for one chunk, cut between rows; every part
+    repeats the caption and header lines so each reads on its own."""
+    lines = [l for l in text.split("\n") if l.strip()]
+    if count_tokens(text) <= target or len(lines) <= TABLE_HEAD_LINES + 1:
+        return [text]
+    head, rows = lines[:TABLE_HEAD_LINES], lines[TABLE_HEAD_LINES:]
+    budget = max(1, target - count_tokens("\n".join(head)))
+    parts, current, size = [], [], 0
+    for row in rows:
+        n = count_tokens(row)
+        if current and size + n > budget:
+            parts.append("\n".join(head + current))
+            current, size = [], 0
+        current.append(row)
+        size += n
+    if current:
+        parts.append("\n".join(head + current))
+    return parts
+
+
 def _table_tail(table_text: str) -> str:
     rows = [r for r in table_text.split("\n") if r.strip()]
     return "\n".join(rows[-TABLE_CARRY_ROWS:])
@@ -591,7 +635,9 @@ class _Section:
 class _Builder:
     """Walks units once, emitting section and content chunks in order."""
 
-    def __init__(self, title: str, target: int, overlap: int):
+    def __init__(self, title: str, target: int, overlap: int, complete_tables: bool = False):
+        self.complete_tables = complete_tables
+        self.reference = False               # the buffered paragraphs are bibliography entries
         self.title = (title or "").strip()
         self.target = max(1, target)
         # Overlap must leave room for new text, or chunks would only repeat.
@@ -652,6 +698,13 @@ class _Builder:
         self.sections.append(section)
 
     def table(self, unit: _Unit):
+        if self.complete_tables:
+            self.flush_prose()
+            self.carry = ""                  # table rows never leak into prose
+            self._record(unit.text, unit.span)
+            for part in _split_table(unit.text, int(TABLE_TARGET_FACTOR * self.target)):
+                self._emit("table", part, unit.span)
+            return
         # The caption travels inside the table chunk: a claim about a table names
         # what the caption says as often as what the cells say.
         caption = self.buffer.pop() if self.buffer and _TABLE_CAPTION.match(self.buffer[-1].text) else None
@@ -666,6 +719,10 @@ class _Builder:
         self.table_open = caption is None    # a caption may still follow the table
 
     def paragraph(self, unit: _Unit):
+        if unit.reference != self.reference:
+            self.flush_prose()
+            self.carry = ""
+            self.reference = unit.reference
         self._record(unit.text, unit.span)
         if self.table_open and not self.buffer and _TABLE_CAPTION.match(unit.text):
             self._attach_caption(unit)
@@ -717,7 +774,8 @@ class _Builder:
         content = self._content(self.path, body)
         self.chunks.append(Chunk(len(self.chunks), kind, self._content_level(), self._parent(), self.path,
                                  None, kind == "table", body, content, count_tokens(content),
-                                 span.line_start, span.line_end, span.page_start, span.page_end))
+                                 span.line_start, span.line_end, span.page_start, span.page_end,
+                                 is_reference=kind == "prose" and self.reference))
 
     def _content(self, path: str, body: str) -> str:
         # Documents often open with their title as an H1; say it once.
@@ -745,12 +803,13 @@ def chunk_document(doc: ParsedDocument, title: str, target_tokens: int = 800,
                    overlap_tokens: int = 150) -> list[Chunk]:
     """Chunk a parsed document; returns [] when it has no usable text."""
     detect_headings = doc.parser not in _STRUCTURED_PARSERS
+    complete = doc.parser in _COMPLETE_TABLE_PARSERS
     units: list[_Unit] = []
     for block in doc.blocks:
-        units.extend(_block_units(block, detect_headings))
+        units.extend(_block_units(block, detect_headings, 1 if complete else NOISE_CHARS))
     if not units:
         return []
-    builder = _Builder(title, target_tokens, overlap_tokens)
+    builder = _Builder(title, target_tokens, overlap_tokens, complete_tables=complete)
     for unit in units:
         if unit.kind == "heading":
             builder.heading(unit)

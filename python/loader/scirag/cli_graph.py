@@ -21,7 +21,7 @@ def _domain(path: Optional[Path]):
         return load_domain(path)
     except OntologyError as exc:
         db.echo(str(exc))
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
 
 
 def _llm(provider: str, offline_name: str):
@@ -33,7 +33,7 @@ def _llm(provider: str, offline_name: str):
         client = get_llm()
     except LLMError as exc:
         db.echo(f"model provider: {exc}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if client is None and provider == "model":
         db.echo("--provider model needs SCIRAG_LLM_PROVIDER (google, openai or recorded)")
         raise typer.Exit(2)

@@ -94,7 +94,7 @@ def preset_set(name: str = typer.Argument(..., help="preset name"),
                     overrides = json.loads(config if config is not None else file.read_text(encoding="utf-8"))
                 except json.JSONDecodeError as exc:
                     typer.echo(f"error: the configuration is not valid JSON ({exc.msg} at position {exc.pos})", err=True)
-                    raise typer.Exit(1)
+                    raise typer.Exit(1) from None
             else:
                 row = conn.execute("SELECT config FROM scirag.presets WHERE name = %s", (name,)).fetchone()
                 overrides = row[0] if row else {}

@@ -67,8 +67,8 @@ def libpq_env(dsn: str) -> dict[str, str]:
     return {names[k]: str(v) for k, v in conninfo_to_dict(dsn).items() if k in names and v}
 
 
-def sqitch(action: str, dsn: str, *args: str) -> None:
-    """Runs sqitch against the database named by dsn (through libpq variables)."""
+def sqitch(action: str, dsn: str, *args: str) -> str:
+    """Runs sqitch against the database named by dsn (through libpq variables); returns its output."""
     exe = shutil.which("sqitch")
     if not exe:
         raise RuntimeError("sqitch is not installed: run scripts/install_system.sh")
@@ -79,6 +79,15 @@ def sqitch(action: str, dsn: str, *args: str) -> None:
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0 and "Nothing to deploy" not in proc.stdout:
         raise RuntimeError(f"sqitch {action} failed for {target}:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def deployed_changes(sqitch_output: str) -> list[str]:
+    """Names of the changes a successful `sqitch deploy` run applied ("  + functions/answer .. ok").
+
+    A deploy script's own output can land between a name and its "ok", so only the
+    "  + " prefix is read; a failed deploy raises in sqitch() before this is called."""
+    return [line.split()[1] for line in sqitch_output.splitlines() if line.startswith("  + ")]
 
 
 def drop_db(dsn: str) -> None:
@@ -88,15 +97,23 @@ def drop_db(dsn: str) -> None:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname)))
 
 
-def init_db(dsn: str, dim: int = EMBED_DIM) -> None:
-    """Creates the database if missing, deploys the Sqitch plan and points PL/Python at the venv."""
+def init_db(dsn: str, dim: int = EMBED_DIM) -> list[str]:
+    """Creates the database if missing, deploys the Sqitch plan and points PL/Python at the venv.
+
+    Returns the changes this call deployed (none when the schema was up to date)."""
     params = conninfo_to_dict(dsn)
     dbname = params.get("dbname", DEFAULT_DB)
     with psycopg.connect(with_dbname(dsn, "postgres"), autocommit=True) as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
         if not exists:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-    sqitch("deploy", dsn, "--set", f"dim={dim}")
+    # An older database gets exactly the changes it lacks (reworked functions included),
+    # and the user is told which: "Nothing to deploy" must never hide a stale schema.
+    applied = deployed_changes(sqitch("deploy", dsn, "--set", f"dim={dim}"))
+    if applied:
+        echo(f"{dbname}: deployed {len(applied)} change(s): {', '.join(applied)}")
+    else:
+        echo(f"{dbname}: schema up to date ({plan_head()})")
     with psycopg.connect(dsn) as conn:
         deployed = int(conn.execute(
             "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
@@ -106,6 +123,21 @@ def init_db(dsn: str, dim: int = EMBED_DIM) -> None:
         conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'python_path'", (python_path(),))
         # Functions are created EXECUTE-able by PUBLIC; only the scirag roles get grants.
         conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA scirag FROM PUBLIC")
+    return applied
+
+
+def plan_head() -> str:
+    """The newest tag of sqitch.plan and the number of changes after it, e.g. '@v1.0 + 6 changes'."""
+    tag, after = None, 0
+    for line in (ROOT / "sqitch.plan").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith(("%", "#")):
+            continue
+        if line.startswith("@"):
+            tag, after = line.split()[0], 0
+        else:
+            after += 1
+    return f"{tag or 'untagged'} + {after} change(s)"
 
 
 def echo(msg: str) -> None:

@@ -15,8 +15,10 @@ answerer was shown), then the blind two-pass judge when a model is configured.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -47,6 +49,7 @@ class Question:
     reference_documents: list = field(default_factory=list)
     evidence_phrases: list = field(default_factory=list)
     tags: list = field(default_factory=list)
+    answers: list = field(default_factory=list)   # acceptable answer strings (JSONL question sets)
 
     @property
     def unanswerable(self) -> bool:
@@ -54,6 +57,10 @@ class Question:
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
+    """Seed questions from YAML (domain/questions.yaml) or JSONL (one question per
+    line with acceptable answer strings, the papers' development set)."""
+    if Path(path).suffix == ".jsonl":
+        return load_questions_jsonl(path)
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     items = data.get("questions") if isinstance(data, dict) else data
     if not isinstance(items, list):
@@ -78,6 +85,88 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
                                 "or tag it unanswerable")
         out.append(item)
     return out
+
+
+def load_questions_jsonl(path: Path) -> list[Question]:
+    """One JSON object per line: id, question, answers (acceptable strings; empty or
+    the tag unanswerable for a question the documents do not answer), paper (the
+    manifest id holding the answer), optional tags and where ("Table 3": tagged
+    table). An unanswerable question names no paper as its evidence."""
+    out, seen = [], set()
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {i}"
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(q, dict) or not q.get("id") or not q.get("question"):
+            raise QuestionError(f"{where}: needs an id and a question")
+        answers = q.get("answers") or []
+        if not isinstance(answers, list) or not all(isinstance(a, str) and a.strip() for a in answers):
+            raise QuestionError(f"{where} ({q['id']}): answers must be a list of non-empty strings")
+        tags = [str(t) for t in q.get("tags") or []]
+        if not answers and "unanswerable" not in tags:
+            tags.append("unanswerable")
+        if "unanswerable" in tags and answers:
+            raise QuestionError(f"{where} ({q['id']}): an unanswerable question has no answers")
+        if str(q.get("where") or "").startswith("Table") and "table" not in tags:
+            tags.append("table")
+        if q["id"] in seen:
+            raise QuestionError(f"{where}: duplicate id {q['id']}")
+        seen.add(q["id"])
+        out.append(Question(id=str(q["id"]), question=str(q["question"]).strip(),
+                            expected_answer=" | ".join(answers),
+                            reference_documents=[str(q["paper"])] if answers and q.get("paper") else [],
+                            evidence_phrases=list(answers), tags=tags, answers=list(answers)))
+    if not out:
+        raise QuestionError(f"{path}: no questions")
+    return out
+
+
+def load_question_files(paths) -> list[Question]:
+    """Several question files as one set (ids must stay unique across them)."""
+    out: list[Question] = []
+    for p in paths:
+        out.extend(load_questions(p))
+    ids = [q.id for q in out]
+    dup = sorted({x for x in ids if ids.count(x) > 1})
+    if dup:
+        raise QuestionError(f"duplicate question id(s) across files: {', '.join(dup[:5])}")
+    return out
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"})
+
+
+def answer_norm(text: str) -> str:
+    """The papers' README normalisation: NFKC, curly quotes folded, a line-end hyphen
+    joined, whitespace collapsed; case folded."""
+    t = unicodedata.normalize("NFKC", text or "").translate(_QUOTES)
+    t = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1-\2", t)
+    return " ".join(t.split()).casefold()
+
+
+def holds_answer(text: str, answers: list[str]) -> bool:
+    """An acceptable string occurs in the text (normalised); a string with a digit
+    (a cell value) also matches with all whitespace removed, as the papers' README
+    advises for cells ("4.2± 0.2", "65 . 99"), but not inside a longer number."""
+    t = answer_norm(text)
+    flat = re.sub(r"\s+", "", t)
+    for a in answers:
+        na = answer_norm(a)
+        if not na:
+            continue
+        if not any(c.isdigit() for c in na):
+            if na in t:
+                return True
+            continue
+        fa = re.sub(r"\s+", "", na)
+        # "65.99" is not in "165.99" nor in "65.991"
+        if re.search(rf"(?<![\d.]){re.escape(na)}(?!\d)", t) or re.search(rf"(?<![\d.]){re.escape(fa)}(?!\d)", flat):
+            return True
+    return False
 
 
 def sync_questions(writer: psycopg.Connection, dataset: str, questions: list[Question], origin: str) -> None:
@@ -298,6 +387,7 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
             shown_ids = {s["chunk_id"] for s in result.get("prompt_sources") or []}
             shown_items = [r for r in result.get("retrieval") or [] if r["chunk_id"] in shown_ids]
             hit = None if expect else any(is_relevant(it, q) for it in shown_items)
+            correct, holds = answer_scores(result, q, expect, chk["abstained"])
             evidence_docs = sorted({r["document_id"] for r in result.get("retrieval") or []})
             row = {
                 "question_id": q.id, "tags": q.tags, "expect_abstain": expect, "answer": result["answer"],
@@ -307,7 +397,9 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
                 "prompt_tokens": _prompt_tokens(result), "citations_ok": chk["citations_ok"],
                 "invalid_citations": chk["invalid_citations"], "numbers_ok": chk["numbers_ok"],
                 "ungrounded_numbers": chk["ungrounded_numbers"], "abstention_ok": bool(chk["abstention_ok"]),
-                "uncited_sentences": chk["uncited_sentences"], "judge_status": j.status, "judge_model": j.model,
+                "uncited_sentences": chk["uncited_sentences"], "answer_correct": correct,
+                "cited_holds_answer": holds, "supports_ok": chk["supports_ok"], "unsupported": chk["unsupported"],
+                "judge_status": j.status, "judge_model": j.model,
                 "grounding_status": j.grounding_status, "correctness_status": j.correctness_status,
                 "groundedness": j.scores.get("groundedness"), "citation_accuracy": j.scores.get("citation_accuracy"),
                 "completeness": j.scores.get("completeness"), "correctness": j.scores.get("correctness"),
@@ -315,8 +407,9 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
                 "judge_rationale": json.dumps(j.rationale) if j.rationale else None, "ms": ms}
             insert_answer_row(writer, run_id, row)
             rows.append(row)
-            results.append((q.id, {k: row[k] for k in ("citations_ok", "numbers_ok", "abstention_ok", "abstained",
-                                                       "expect_abstain", "evidence_hit", "judge_status")}
+            results.append((q.id, {k: row[k] for k in ("citations_ok", "numbers_ok", "supports_ok", "abstention_ok",
+                                                       "abstained", "expect_abstain", "evidence_hit",
+                                                       "answer_correct", "cited_holds_answer", "judge_status")}
                             | {k: v for k, v in j.scores.items()},
                             dedupe([r["external_id"] for r in result.get("retrieval") or []]), ms))
             if i % every == 0 or i == len(questions):
@@ -324,6 +417,8 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
                 progress(f"  [{i}/{len(questions)}] {q.id}: {'abstained' if chk['abstained'] else 'answered'}"
                          f"{'' if chk['abstention_ok'] else ' (abstention wrong)'}, citations "
                          f"{'ok' if chk['citations_ok'] else 'BAD'}, numbers {'ok' if chk['numbers_ok'] else 'BAD'}, "
+                         f"supports {'ok' if chk['supports_ok'] else 'BAD'}"
+                         + ("" if correct is None else f", {'correct' if correct else 'WRONG'}") + ", "
                          f"judge {j.status} ({rate:.1f} q/s)")
         add_results(writer, run_id, results)
         metrics = aggregate(rows)
@@ -331,6 +426,21 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
                        (json.dumps({"answerers": sorted(answerers)}), run_id))
         finish_run(writer, run_id, len(rows), metrics)
     return {"run": run_id, "config": name, "dataset": dataset, "questions": len(rows), **metrics}
+
+
+def answer_scores(result: dict, q: Question, expect: bool, abstained: bool) -> tuple[bool | None, bool | None]:
+    """(answer correct, cited chunk holds the answer) against the question's acceptable
+    strings; None when there are none or an abstention is expected. An abstention on
+    an answerable question is wrong and cites nothing that holds the answer."""
+    if expect or not q.answers:
+        return None, None
+    if abstained:
+        return False, False
+    cited = {c["chunk_id"] for c in result.get("citations") or []}
+    # the chunk as stored (retrieval view), not only the part the answerer was shown
+    texts = [r.get("content") or "" for r in result.get("retrieval") or [] if r["chunk_id"] in cited]
+    texts += [s.get("text") or "" for s in result.get("prompt_sources") or [] if s["chunk_id"] in cited]
+    return holds_answer(result["answer"], q.answers), any(holds_answer(t, q.answers) for t in texts)
 
 
 def insert_answer_row(writer: psycopg.Connection, run_id: int, row: dict) -> None:
@@ -354,6 +464,11 @@ def _config_name(options: dict) -> str:
     parts = [options.get("answerer", "auto")]
     if options.get("profile"):
         parts.append(options["profile"])
+    if options.get("preset"):
+        parts.append(f"preset:{options['preset']}")
+    for key in ("consolidate", "enrich"):
+        if options.get(key):
+            parts.append(key)
     comp = options.get("compress")
     if comp and (comp is True or comp.get("enabled", True)):
         floor = comp.get("relevance_floor", 0.0) if isinstance(comp, dict) else 0.0
@@ -373,6 +488,9 @@ def aggregate(rows: list[dict]) -> dict:
     m = {
         "citations_ok": _mean(r["citations_ok"] for r in rows),
         "numbers_ok": _mean(r["numbers_ok"] for r in rows),
+        "supports_ok": _mean(r["supports_ok"] for r in rows),
+        "answer_correct": _mean(r["answer_correct"] for r in ans),
+        "cited_holds_answer": _mean(r["cited_holds_answer"] for r in ans),
         "abstention_ok": _mean(r["abstention_ok"] for r in rows),
         "abstained_when_unanswerable": _mean(r["abstained"] for r in unans),
         "abstained_when_answerable": _mean(r["abstained"] for r in ans),

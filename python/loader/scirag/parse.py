@@ -4,7 +4,9 @@ Every format (PDF, Markdown, HTML, plain text) ends up as a list of Block
 objects so that the chunker never needs to know where a document came from.
 Parsers only recover the structure the format states explicitly (Markdown
 '#', HTML <h2>, PDF table rulings); heuristics for headings and tables hidden
-in plain prose live in the chunker, which sees all formats alike.
+in plain prose live in the chunker, which sees all formats alike.  The PDF
+'layout' engine (pdf_layout.py) is the exception: it reads fonts and captions,
+so it marks headings and complete tables itself, and the chunker trusts it.
 
 Line numbers are 1-based.  For text, Markdown and HTML they point into the
 source file.  For PDFs they point into the document's extracted text, defined
@@ -28,7 +30,7 @@ CELL_SEP = " | "
 
 @dataclass
 class Block:
-    kind: str                       # 'heading' | 'table' | 'prose'
+    kind: str                       # 'heading' | 'table' | 'prose' | 'reference' (a bibliography entry)
     text: str                       # tables: one row per line, cells joined by ' | '
     level: int | None = None        # heading level 1..6
     page: int | None = None         # 1-based PDF page
@@ -42,6 +44,7 @@ class ParsedDocument:
     parser: str                     # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
     title: str | None = None
     pages: int | None = None
+    partial: str | None = None      # why some pages could not be read (None: the whole file was read)
 
 
 class ParseError(Exception):
@@ -59,8 +62,9 @@ _TEXT_FORMATS = {
 }
 
 
-def parse_file(path: str | Path) -> ParsedDocument:
-    """Parse a file, choosing the parser from its suffix."""
+def parse_file(path: str | Path, pdf_engine: str | None = None) -> ParsedDocument:
+    """Parse a file, choosing the parser from its suffix (and for PDFs the
+    engine: pdf_engine, else $SCIRAG_PDF_ENGINE, else 'layout')."""
     path = Path(path)
     if not path.exists():
         raise ParseError(f"{path}: file not found")
@@ -68,7 +72,7 @@ def parse_file(path: str | Path) -> ParsedDocument:
         raise ParseError(f"{path}: not a regular file")
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        return _parse_pdf(path)
+        return _parse_pdf(path, pdf_engine)
 
     data = _read_bytes(path)
     fmt = _TEXT_FORMATS.get(suffix)
@@ -408,10 +412,48 @@ def _parse_html(text: str) -> ParsedDocument:
 
 
 # ---------------------------------------------------------------------------
-# PDF: docling, then pdfplumber (text + tables), then pypdf (text only)
+# PDF: the chosen engine (default 'layout'), then pypdf (text only) as the fallback
 # ---------------------------------------------------------------------------
 
-def _parse_pdf(path: Path) -> ParsedDocument:
+# ---------------------------------------------------------------------------
+# PDF engines: one interface, so engines can be compared on the same ground truth
+# ---------------------------------------------------------------------------
+#
+# An engine is a function Path -> ParsedDocument.  'layout' (pdfplumber read as
+# a paper: captions anchor tables, fonts mark headings) is the default; the
+# generic 'pdfplumber' path and the text-only 'pypdf' path stay selectable, and
+# 'docling' runs where it is installed with its models.  All of these are
+# permissively licensed; an AGPL engine must never become the default.
+# SCIRAG_PDF_ENGINE picks the engine for a process (e.g. for `scirag eval pdf`).
+
+PDF_ENGINE_ENV = "SCIRAG_PDF_ENGINE"
+DEFAULT_PDF_ENGINE = "layout"
+
+
+def _engine_layout(path: Path) -> "ParsedDocument":
+    from scirag.pdf_layout import parse_pdf_layout
+    return parse_pdf_layout(path)
+
+
+def pdf_engines() -> dict:
+    """name -> parse function, for every engine this installation can run."""
+    engines = {"layout": _engine_layout, "pdfplumber": _parse_pdf_pdfplumber, "pypdf": _parse_pdf_pypdf}
+    if _docling_available():
+        engines["docling"] = _parse_pdf_docling
+    return engines
+
+
+def pdf_engine_name(name: str | None = None) -> str:
+    import os
+    name = (name or os.environ.get(PDF_ENGINE_ENV) or DEFAULT_PDF_ENGINE).strip().lower()
+    known = pdf_engines()
+    if name not in known:
+        raise ParseError(f"unknown PDF engine {name!r} (from {PDF_ENGINE_ENV} or the option); "
+                         f"available: {', '.join(sorted(known))}")
+    return name
+
+
+def _parse_pdf(path: Path, engine: str | None = None) -> ParsedDocument:
     try:
         with path.open("rb") as fh:
             head = fh.read(1024)
@@ -422,22 +464,17 @@ def _parse_pdf(path: Path) -> ParsedDocument:
     if b"%PDF-" not in head:
         raise ParseError(f"{path}: not a PDF (no %PDF- header in the first 1024 bytes)")
 
-    if _docling_available():
+    name = pdf_engine_name(engine)
+    errors: list[str] = []
+    if name != "pypdf":
         try:
-            doc = _parse_pdf_docling(path)
+            doc = pdf_engines()[name](path)
             if doc.blocks:
                 return doc
-        except Exception as exc:  # docling is optional: fall through to pdfplumber
-            log.warning("docling failed on %s (%s); falling back to pdfplumber", path, exc)
-
-    errors: list[str] = []
-    try:
-        doc = _parse_pdf_pdfplumber(path)
-        if doc.blocks:
-            return doc
-        errors.append("pdfplumber found no text")
-    except Exception as exc:
-        errors.append(f"pdfplumber: {_describe(exc)}")
+            errors.append(f"{name} found no text")
+        except Exception as exc:  # noqa: BLE001 - the text-only engine below may still read it
+            log.warning("PDF engine %s failed on %s (%s); falling back to pypdf", name, path, exc)
+            errors.append(f"{name}: {_describe(exc)}")
 
     try:
         doc = _parse_pdf_pypdf(path)
@@ -446,6 +483,9 @@ def _parse_pdf(path: Path) -> ParsedDocument:
     except Exception as exc:
         errors.append(f"pypdf: {_describe(exc)}")
         raise ParseError(f"{path}: unreadable or corrupt PDF ({'; '.join(errors)})") from None
+    if doc.blocks and errors and name != "pypdf":
+        # Text only, without tables or headings: say so rather than pass it off as a full parse.
+        doc.partial = "; ".join(errors + ([doc.partial] if doc.partial else []) + ["read as plain text by pypdf"])
     if not doc.blocks:
         raise ParseError(f"{path}: PDF has no extractable text ({doc.pages} pages; scanned images need OCR)")
     return doc
@@ -539,12 +579,22 @@ def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
         if not unlocked:
             raise ParseError(f"{path}: encrypted PDF (a password is required)")
     out = _DocLines()
-    for number, page in enumerate(reader.pages, start=1):
-        text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
+    failed: list[str] = []
+    pages = reader.pages
+    for number, page in enumerate(pages, start=1):
+        try:
+            text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
+        except Exception as exc:  # noqa: BLE001 - keep the pages that can be read
+            failed.append(f"page {number}: {exc.__class__.__name__}")
+            continue
         for para in re.split(r"\n\s*\n", text):
             out.add("prose", para, number)
-    title = _clean_pdf_title((reader.metadata or {}).get("/Title"))
-    return ParsedDocument(blocks=out.blocks, parser="pypdf", title=title, pages=len(reader.pages))
+    try:
+        title = _clean_pdf_title((reader.metadata or {}).get("/Title"))
+    except Exception:  # noqa: BLE001 - a damaged info dictionary costs only the title
+        title = None
+    partial = f"{len(failed)} of {len(pages)} pages unreadable ({'; '.join(failed[:5])})" if failed else None
+    return ParsedDocument(blocks=out.blocks, parser="pypdf", title=title, pages=len(pages), partial=partial)
 
 
 def _clean_pdf_title(value) -> str | None:

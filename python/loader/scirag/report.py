@@ -168,6 +168,9 @@ def collect(dsn: str) -> dict:
             per_question = fetch(conn, """SELECT a.run_id, r.dataset, r.config_name, a.question_id, a.tags,
                                                  a.expect_abstain, a.abstained, a.abstention_ok, a.citations_ok,
                                                  a.numbers_ok, a.ungrounded_numbers, a.evidence_hit, a.judge_status,
+                                                 to_jsonb(a)->'supports_ok' AS supports_ok,
+                                                 to_jsonb(a)->'answer_correct' AS answer_correct,
+                                                 to_jsonb(a)->'cited_holds_answer' AS cited_holds_answer,
                                                  a.groundedness, a.citation_accuracy, a.completeness, a.correctness
                                           FROM scirag.eval_answers a JOIN scirag.eval_runs r ON r.id = a.run_id
                                           WHERE a.run_id = ANY (%s) ORDER BY a.run_id, a.question_id""",
@@ -260,6 +263,9 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
     out = []
     rate_cols = ["citations_ok_rate", "numbers_ok_rate", "abstention_ok_rate", "abstained_when_unanswerable",
                  "abstained_when_answerable", "evidence_hit_rate"]
+    # answer correctness and the supports check (schema/eval_answer_checks; absent on older databases)
+    rate_cols += [c for c in ("supports_ok_rate", "answer_correct_rate", "cited_holds_answer_rate")
+                  if any(c in r for r in runs)]
     judge_cols = ["groundedness", "citation_accuracy", "completeness", "correctness"]
     for dataset in sorted({r["dataset"] for r in runs}):
         rs = [r for r in runs if r["dataset"] == dataset]
@@ -290,8 +296,8 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
         if pq and len(pq) <= 60:
             out.append("<h3>Per question (latest runs)</h3>")
             out.append(table(["config_name", "question_id", "expect_abstain", "abstained", "abstention_ok",
-                              "citations_ok", "numbers_ok", "ungrounded_numbers", "evidence_hit", "judge_status",
-                              "groundedness", "correctness"],
+                              "citations_ok", "numbers_ok", "supports_ok", "answer_correct", "cited_holds_answer",
+                              "ungrounded_numbers", "evidence_hit", "judge_status", "groundedness", "correctness"],
                              [dict(p, ungrounded_numbers=", ".join(p["ungrounded_numbers"] or [])) for p in pq]))
         elif pq:
             out.append(f"<p class='note'>{len(pq)} per-question rows in <code>scirag.eval_answers</code>.</p>")

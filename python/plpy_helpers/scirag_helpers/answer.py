@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 
 from scirag_helpers import checks, prompts
@@ -36,9 +38,19 @@ DEFAULTS = {
     "max_unknown_share": 0.15,  # extractive: abstain when this share of the question's terms occurs nowhere in the visible corpus
     "include_content": True,    # put chunk text into the "retrieval" view
     "preset": None,             # a scirag.presets name: passed to retrieve; its augmentation.top_n_contexts sets max_sources
+    # Evidence building (VulcanLab stages 2-3), each off unless asked for or a preset turns it on:
+    "enrich": False,            # parent enrichment: true or {"min_word_count", "max_word_count"} (scirag.enrich_chunks)
+    "consolidate": False,       # consolidation: true or {"coverage_threshold", "line_gap", "min_content_length",
+                                #   "enrich_from_parent"} (scirag.consolidate)
+    "min_sentences": None,      # drop prose chunks with fewer sentences (VulcanLab min_sentence_count filter)
 }
+ENRICH_KEYS = {"min_word_count": (0, 100000), "max_word_count": (1, 100000)}
+CONSOLIDATE_KEYS = {"coverage_threshold", "line_gap", "min_content_length", "enrich_from_parent"}
 
 NO_SOURCES = f"{prompts.ABSTAIN_LEAD} any evidence for this question within your scope."
+MAX_QUESTION_CHARS = 4000
+UNSUPPORTED = (f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
+               "answer is held by the source it cites.")
 
 
 class AnswerError(ValueError):
@@ -83,6 +95,27 @@ def parse_options(options) -> dict:
     for key in ("include_retracted", "include_content"):
         if not isinstance(out[key], bool):
             raise AnswerError(f"option {key} must be true or false")
+    en = out["enrich"]
+    if isinstance(en, bool):
+        en = {"enabled": en}
+    if not isinstance(en, dict) or set(en) - set(ENRICH_KEYS) - {"enabled"}:
+        raise AnswerError('option enrich must be true/false or {"min_word_count": int, "max_word_count": int}')
+    for key, (lo, hi) in ENRICH_KEYS.items():
+        v = en.get(key, 150 if key == "min_word_count" else 1000)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise AnswerError(f"enrich.{key} must be an integer between {lo} and {hi}")
+        en[key] = v
+    out["enrich"] = {"enabled": bool(en.get("enabled", True)), **{k: en[k] for k in ENRICH_KEYS}}
+    co = out["consolidate"]
+    if isinstance(co, bool):
+        co = {"enabled": co}
+    if not isinstance(co, dict) or set(co) - CONSOLIDATE_KEYS - {"enabled"}:
+        raise AnswerError("option consolidate must be true/false or an object with "
+                          + ", ".join(sorted(CONSOLIDATE_KEYS)) + " (validated by scirag.consolidate)")
+    out["consolidate"] = {"enabled": bool(co.get("enabled", True)), **{k: v for k, v in co.items() if k != "enabled"}}
+    ms = out["min_sentences"]
+    if ms is not None and (not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= 1000):
+        raise AnswerError("option min_sentences must be null or an integer between 1 and 1000")
     out["k"] = max(out["k"], out["max_sources"])
     return out
 
@@ -120,7 +153,7 @@ def make_sources(rows: list[dict], max_sources: int) -> list[dict]:
 
 STOP = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below between
-both but by can could did do does doing done down during each either else etc every few for from further get gets
+both but by can could did do does doing done down during either else etc every few for from further get gets
 getting give given gives gave go goes had has have having he her here hers him his how however i if in into is it
 its itself just least less let like made make makes making many may me might more most much must my near need needs
 no nor not now of off on once one only or other our out over own per please quite rather really same say says
@@ -129,7 +162,7 @@ through thus to too under until up upon us use used uses using very via was we w
 while who whom whose why will with within without would yet you your
 achieve achieved achieves approximately around big came come comes expect expected find found happen kind know
 main mainly overall particular possible put seem seems show shown specific start starts started typical typically
-want wanted way ways whatever well
+want wanted way ways whatever well reach reaches reached obtain obtains obtained attain attains attained
 """.split())
 
 # Units and chemical names written two ways; maize/corn is one crop.
@@ -211,11 +244,10 @@ def surface_words(question: str) -> dict[str, str]:
 # Evidence units: sentences of prose, rows of tables
 # ---------------------------------------------------------------------------------
 
-_ABBREV = re.compile(r"(?:\b(?:al|e\.g|i\.e|fig|figs|eq|eqs|no|vs|approx|ca|cf|st|dr|mr|ms|resp|ref|refs|tab|sect|vol|pp)\.)$", re.I)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 _QUANT = re.compile(r"(\$\s?\d|\d\s?(%|°|‰)|\d\s?(?:[a-zA-Z]{1,5}(?:/[a-zA-Z0-9]+)*|m3|m³)\b|\(\s*[^)]*/[^)]*\)\s*:\s*[\d.,]+)")
 _NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _ROW = re.compile(r"\s\|\s")
+_LABEL = re.compile(r"^\s*(?:Table|Figure|Fig\.)\s+[A-Z]?\d+[a-z]?\s*[:.]\s*")
 
 
 @dataclass
@@ -229,48 +261,23 @@ class Unit:
     cells: list = field(default_factory=list)     # (header, value) for table rows
     has_number: bool = False
     has_quantity: bool = False
+    is_caption: bool = False                      # a table or figure caption: describes, rarely answers
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    parts = _SPLIT.split(paragraph.strip())
-    out: list[str] = []
-    for p in parts:
-        if out and _ABBREV.search(out[-1]):
-            out[-1] = out[-1] + " " + p
-        else:
-            out.append(p)
-    return [re.sub(r"\s+", " ", s).strip() for s in out if s.strip()]
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _numeric(cell: str) -> bool:
-    return bool(re.fullmatch(r"[-+~<>≈]?\s?\$?\d[\d,]*(\.\d+)?\s?%?|[-+]?\d[\d,.]*\s?[-–]\s?\d[\d,.]*", cell.strip()))
+    return checks.split_sentences(paragraph)
 
 
 def table_rows(lines: list[str]) -> list[list[tuple[str, str]]]:
-    """Rows of a pipe table as (header, value) pairs; header lines (no numeric cell) are
-    merged column-wise, so a second line of units joins its column names."""
-    rows = [_cells(x) for x in lines if _ROW.search(x)]
-    if not rows:
+    """Rows of a pipe table as (column name, cell) pairs, the label first: the same
+    reading of the table (checks.parse_table) as the table-cell answerer and the
+    supports check use."""
+    t = checks.parse_table("\n".join(lines))
+    if t is None:
         return []
-    width = max(len(r) for r in rows)
-    header = [""] * width
-    i = 0
-    while i < len(rows) and not any(_numeric(c) for c in rows[i][1:]):
-        # a shorter header line (a line of units under the names) belongs to the right-hand columns
-        shift = width - len(rows[i]) if i > 0 else 0
-        for j, c in enumerate(rows[i]):
-            header[j + shift] = (header[j + shift] + " " + c).strip()
-        i += 1
-    if i == 0:
-        return []   # carried-over rows without their header: the table chunk has them
-    out = []
-    for r in rows[i:]:
-        out.append([(header[j] if j < width else "", c) for j, c in enumerate(r)])
-    return out
+    label_name = t["columns"][0] if t["columns"] else ""
+    return [[(label_name, " ".join(x for x in (r["group"], r["label"]) if x))] + checks.row_columns(t, r)
+            for r in t["rows"]]
 
 
 def units_of(source: dict) -> list[Unit]:
@@ -290,7 +297,9 @@ def units_of(source: dict) -> list[Unit]:
                 order += 1
             continue
         paragraphs, cur = [], []
-        for x in lines:   # list items are sentences of their own
+        # list items are sentences of their own, also when the loader ran them into one line
+        lines = [y for x in lines for y in re.split(r"\s+(?=[•▪◦]\s)", x)]
+        for x in lines:
             if re.match(r"\s*([-*•]|\d{1,2}[.)])\s+\S", x) and cur:
                 paragraphs.append(" ".join(cur))
                 cur = []
@@ -304,8 +313,9 @@ def units_of(source: dict) -> list[Unit]:
             out.append(Unit(source["n"], order, sent, set(terms(sent, True))))
             order += 1
     for u in out:
-        body = u.text
+        body = _LABEL.sub("", u.text)   # "Table 5:" is a name, not a figure
         u.ctx = ctx - u.terms
+        u.is_caption = body != u.text
         u.has_number = bool(_NUM.search(body))
         # a table cell is a measurement: its unit sits in the column header
         u.has_quantity = bool(_QUANT.search(body)) or (u.is_row and u.has_number)
@@ -324,6 +334,15 @@ class Extract:
     coverage: float
     missing: list
     reason: str
+
+
+_REFS = re.compile(r"\s?\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]")
+
+
+def strip_refs(sentence: str) -> str:
+    """A quoted sentence without the paper's own reference markers ("previous work
+    [1]"): in an answer they would read as citations of the numbered sources."""
+    return _REFS.sub("", sentence)
 
 
 def _weights(qterms: list[str], units: list[Unit]) -> dict[str, float]:
@@ -356,28 +375,360 @@ def _row_text(u: Unit, keep_terms: set) -> str:
     return "; ".join(p for p in parts if p)
 
 
+# ---------------------------------------------------------------------------------
+# What the question names and what it asks for
+# ---------------------------------------------------------------------------------
+
+_ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")
+_ENTITY_SUFFIX = re.compile(r"-(?:parameters?|params?|based|level|scale|sized?|style|like|only)$", re.I)
+_WH = re.compile(r"\b(what|which|how many|how much)\s+", re.I)
+_ATTR_END = frozenset("""does do did is are was were has have had can could will would make makes made
+of for in on with at to by from that than ends end""".split())
+_NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
+
+
+def _norm_entity(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]", "", unicodedata.normalize("NFKC", text or "").lower())
+
+
+def question_entities(question: str) -> list[str]:
+    """The things a question names: words with a capital letter after its first word
+    (Reptile, Mini-ImageNet, TPUv3, GPUs), and words with a digit (5-shot, 540B,
+    hits@10, 13.25). A source that names none of them is about something else."""
+    out: list[str] = []
+    toks = _ENTITY_TOKEN.findall(question or "")
+    for i, tok in enumerate(toks):
+        t = tok.rstrip(".")
+        if t.lower().endswith("'s") or t.endswith("’s"):
+            t = t[:-2]
+        t = _ENTITY_SUFFIX.sub("", t)
+        digit = any(c.isdigit() for c in t)
+        upper = any(c.isupper() for c in t[1:]) or (t[:1].isupper() and i > 0)
+        if not (digit or upper) or (not digit and t.lower() in STOP):
+            continue
+        if re.fullmatch(r"[A-Z]{2,}s|[A-Z][a-z]+[a-rt-z]s", t):   # GPUs, Pods: the singular matches both
+            t = t[:-1]
+        if len(_norm_entity(t)) < 2:
+            continue
+        out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def entity_in(entity: str, norm_text: str, numbers: set = frozenset()) -> bool:
+    """Is the entity in the text (both normalised: lower case, only letters, digits and
+    dots, so "5-way" matches "5 way" and "Mini-ImageNet" "MiniImageNet")? Sizes with a
+    magnitude ("14.2B") are matched by size_in."""
+    e = _norm_entity(entity)
+    return bool(e) and e in norm_text
+
+
+def literal_numbers(text: str) -> set:
+    """Numbers as written in a text (no normalisation: "30.00" is not "30")."""
+    return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?!\.?\d)", text or ""))
+
+
+_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)\s?([BMKT])(?:-\w+)?", re.I)
+_MAG_WORDS = {"b": "billion", "m": "million", "k": "thousand", "t": "trillion"}
+
+
+def sizes_in_question(entities: list[str]) -> list[tuple[str, str]]:
+    """Model or data sizes the question gives ("540B", "10B-parameter", "30B"): (number, magnitude)."""
+    out = []
+    for e in entities:
+        m = _MAGNITUDE.fullmatch(e)
+        if m:
+            out.append((m.group(1), m.group(2).lower()))
+    return out
+
+
+def size_in(size: tuple[str, str], text: str) -> bool:
+    """The size as written ("540B", "540 B", "540 billion"), or the bare number as a
+    whole table cell (a "Params (B)" column holds 14.2)."""
+    num, mag = size
+    n = re.escape(num)
+    return bool(re.search(rf"(?<![\w.]){n}\s?(?:{mag}\b|{mag}(?=[-\s])|{_MAG_WORDS[mag]}\b)", text, re.I)
+                or re.search(rf"(?:^|\|)\s*{n}\s*(?:\||$)", text, re.M))
+
+
+def allowed_missing(n_entities: int) -> int:
+    """A long question may name one thing the evidence calls otherwise (Swahili /
+    Sw); a short one may not."""
+    return n_entities // 5
+
+
+def asked_attribute(question: str) -> list[str]:
+    """The terms of what the question asks for: the words after what / which / how
+    many up to its verb or preposition ("what one-shot TriviaQA accuracy does" ->
+    accuracy), the last one being the head."""
+    m = _WH.search(question or "")
+    if not m:
+        return []
+    words = []
+    for w in re.sub(r"\([^)]*\)", " ", question[m.end():]).split():
+        if w.lower().strip(",.?") in _ATTR_END:
+            break
+        words.append(w)
+    return [t for t in terms(" ".join(words)) if t]
+
+
+_DEF_Q = re.compile(r"^\s*(?:how is|how are|what is|what are|what does|what do)\s+(?:the\s+|an?\s+)?(.+?)"
+                    r"\s*(?:defined|mean|means|denote|denotes|stand for|refer to)?\s*\??\s*$", re.I)
+
+
+def defined_term(question: str) -> str | None:
+    """What a definition question asks about ("How is model FLOPs utilization (MFU)
+    defined?" -> "MFU"; "what does the W element denote?" -> "W"): an acronym in
+    parentheses, else the last capitalised word, else the phrase."""
+    last = re.split(r",\s*(?=(?:how|what)\b)", question or "", flags=re.I)[-1]
+    m = _DEF_Q.search(last)
+    if not m or not re.search(r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b",
+                              last, re.I):
+        return None
+    phrase = m.group(1)
+    if prompts.wants_quantity(question) or re.search(r"\b(of|for|in|on|per)\b", phrase) or len(phrase.split()) > 4:
+        return None   # "what is the ash content of barley straw" asks for a value, not a definition
+    acr = re.search(r"\(([A-Za-z][\w-]*)\)", phrase)
+    if acr:
+        return re.escape(acr.group(1))
+    poss = re.fullmatch(r"([A-Z][\w-]*)['’]s\s+([a-z][\w-]*)", phrase.strip())
+    if poss:   # "PonderNet's prediction": "the prediction of PonderNet is", "PonderNet's prediction is"
+        owner, thing = map(re.escape, poss.groups())
+        return rf"(?:{thing}s? of {owner}|{owner}['’]s {thing})"
+    caps = [w for w in re.findall(r"[A-Za-z][\w-]*", phrase) if any(c.isupper() for c in w)]
+    word = caps[-1] if caps else phrase.split()[-1] if phrase.split() else None
+    return re.escape(word) if word else None
+
+
+def _defines(sentence: str, term: str) -> bool:
+    """The sentence defines the term: "MFU is the ratio ...", "w is the ... vector",
+    "X, which denotes ...", "we define X as"."""
+    t = term   # a regular expression (defined_term)
+    return bool(re.search(rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
+                          rf"|(?<![\w-]){t}\s*:\s*\w"
+                          rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])", sentence))
+
+
+_CONTRAST = re.compile(r"\b(?:unlike|in contrast to|rather than|as opposed to|compared to)\b(.*?)(?:,\s*(?=(?:what|how|who|when|where|why)\b)|$)",
+                       re.I)
+
+
+def contrast_terms(question: str) -> set:
+    """Terms of a contrast clause in the question ("Unlike ACT, which averages ...")."""
+    out = set()
+    for m in _CONTRAST.finditer(question or ""):
+        if m.group(0).strip().endswith(","):
+            out |= set(terms(m.group(1)))
+    return out - set(terms(_CONTRAST.sub(" ", question or "")))
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text or ""))
+
+
+# ---------------------------------------------------------------------------------
+# Table cells
+# ---------------------------------------------------------------------------------
+
+@dataclass
+class Cell:
+    n: int
+    text: str            # the answer sentence (without citation)
+    score: float
+    coverage: float
+    row_match: float
+    col_match: float
+    context: str = ""    # the row line, the caption and the header lines
+
+
+def _abbrev_match(name: str, question: str) -> bool:
+    """A column named by an abbreviation of a capitalised question word (Sw for Swahili)."""
+    return bool(_abbreviated(name, question))
+
+
+def _abbreviated(name: str, question: str) -> list[str]:
+    """The question words a column name abbreviates: a capitalised word it starts
+    ("Sw": Swahili), or consecutive words it gives the initials of ("LR": learning rate)."""
+    name = name.strip()
+    if re.fullmatch(r"[A-Z]{2,4}", name):
+        words = re.findall(r"[A-Za-z]+", question)
+        for i in range(len(words) - len(name) + 1):
+            span = words[i:i + len(name)]
+            if "".join(x[0] for x in span).upper() == name and all(len(x) > 1 for x in span):
+                return span
+        return []
+    if not re.fullmatch(r"[A-Z][a-z]{1,3}\.?", name):
+        return []
+    stem = name.rstrip(".").lower()
+    return [w for w in re.findall(r"[A-Za-z]+", question)
+            if w[0].isupper() and w.lower().startswith(stem) and len(w) > len(stem)]
+
+
+def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: list[str]) -> Cell | None:
+    """The cell a question names by its row and its column, read from the table chunks
+    among the sources: the row label (with its group) and the column name (with its
+    group, "group / column") must share the question's terms, the table's caption,
+    section and header count for the rest. Repeated row labels are told apart by the
+    question's sizes in the row ("the 14.2B RWKV-4"), a label without words by the
+    code the question gives ("A-B trials"). A row label that adds words the question
+    does not use costs a little; one that negates ("without") what the question does
+    not, a lot. A column named after the question's subject ("MuZero") or by an
+    abbreviation of its words ("Sw") is named; a column that does not name the
+    asked-for attribute (nor does the caption) is not. No column named: the whole row
+    is quoted."""
+    total = sum(w.values()) or 1.0
+    qset = set(w)
+    q_neg = _negated(question)
+    named = question_entities(question)
+    sizes = {num for num, _ in sizes_in_question(named)}
+    codes = [e for e in named if not terms(e)]   # "A-B": a name without terms
+    best: Cell | None = None
+    for s, t in ((src, tab) for src in sources for tab in checks.parse_tables(src["text"])):
+        ctx = set(terms(" ".join([t["caption"], s.get("section_path") or "", *t["header_lines"]]), True))
+        for row in t["rows"]:
+            label = " ".join(x for x in (row["group"], row["label"]) if x)
+            lab = set(terms(label, True))
+            cols = checks.row_columns(t, row)
+            # a size the question gives ("the 14.2B RWKV-4") tells repeated labels apart
+            # when a cell holds exactly that number
+            row_nums = {"#" + checks.normalize_number(m.group(1)) for _, c in cols
+                        for m in [re.fullmatch(r"(\d+(?:\.\d+)?)\s?[BMK]?", c.strip())] if m
+                        and m.group(1) in sizes}
+            row_hit = (lab | (row_nums & qset)) & qset
+            row_match = sum(w[x] for x in row_hit)
+            # a label the question names as a code ("A-B trials"): no terms, but the same name
+            code_hit = any(_norm_entity(e) == _norm_entity(label) for e in codes)
+            if code_hit:
+                row_match += max(w.values())
+            if row_match <= 0:
+                continue
+            extra = len([x for x in lab - qset if not x.startswith("#")])
+            penalty = 0.04 * extra + (0.5 if _negated(label) != q_neg else 0.0)
+            candidates = []
+            for name, cell in cols:
+                if not cell or not checks.numbers_in(cell) and cell not in ("✓", "✗"):
+                    continue
+                if set(terms(cell, True)) <= qset:
+                    continue   # the question already gives this value ("the 20 bAbI tasks")
+                ct = set(terms(name, True))
+                col_hit = (ct | {t for x in _abbreviated(name.split(" / ")[-1], question) for t in terms(x)}) & qset
+                col_match = sum(w[x] for x in col_hit)
+                # a column name that adds a number the question does not ("1-shot" for a
+                # 5-shot question) is another column
+                col_extra = len(ct - qset)
+                col_eff = col_match - 0.25 * max(w.values()) * len([x for x in ct - qset if x.startswith("#")])
+                # a column named after the thing the question is about ("MuZero") beats one
+                # sharing a common word with it ("Random" for "30 random no-op starts")
+                subject = any(_norm_entity(e) == _norm_entity(name.split(" / ")[-1]) for e in named)
+                if subject:
+                    col_match += max(w.values())
+                    col_eff += max(w.values())
+                candidates.append((col_eff, -col_extra, name, cell, col_hit, subject))
+            if not candidates:
+                continue
+            col_match, neg_extra, name, cell, col_hit, subject = max(candidates, key=lambda c: (c[0], c[1]))
+            col_match = max(col_match, 0.0)
+            if attribute and not subject and not set(attribute) & (ctx | set(terms(name)) | col_hit):
+                col_match = 0.0   # the column does not name what is asked ("ash content" is not "ratio")
+            # the caption, section and header count half (as a sentence's title does)
+            coverage = (sum(w[x] for x in row_hit | col_hit) + (max(w.values()) if code_hit else 0.0)
+                        + 0.5 * sum(w[x] for x in (ctx & qset) - row_hit - col_hit)) / (
+                total + (max(w.values()) if codes else 0.0))
+            head = attribute[-1] if attribute else None
+            attr_ok = head is None or head in (ctx | set(terms(name)) | lab)
+            score = coverage + 0.5 * row_match / total + 0.5 * col_match / total - penalty \
+                + 0.02 * neg_extra - (0.15 if not attr_ok else 0.0)
+            label_name = t["columns"][0] if t["columns"] else ""
+            lead = f"{label_name}: {label}" if label_name and label_name != label else label
+            if col_match > 0:
+                text = f"{lead}; {name}: {cell}" if name else f"{lead}: {cell}"
+            else:
+                vals = "; ".join(f"{h}: {c}" if h else c for h, c in cols if c)
+                text = f"{lead}; {vals}" if lead else vals
+            cand = Cell(s["n"], text, score, coverage, row_match, col_match,
+                        "\n".join([row["line"], label, t["caption"], *t["header_lines"]]))
+            if best is None or cand.score > best.score + 1e-9:
+                best = cand
+    return best
+
+
 def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max_sentences: int = 3,
                       min_coverage: float = DEFAULTS["min_coverage"],
                       max_unknown_share: float = DEFAULTS["max_unknown_share"],
-                      unknown_words: set | None = None) -> Extract:
+                      unknown_words: set | None = None, context: dict | None = None) -> Extract:
     """Quote the evidence that best answers the question, each piece cited.
 
-    Scoring: a unit's score is the IDF-weighted share of the question's terms it
-    contains (IDF over all units of the sources, so words every source uses count
-    little; the source's title and section path count half), times a small prior for
-    the source's retrieval rank, times a quantity factor (carrying a number with a
-    unit helps, carrying none hurts) when the question asks for a quantity. Later
-    picks must add uncovered question terms; a unit that shares the first pick's own
-    distinctive terms is preferred, which is how a two-hop question ("the main
-    residue of Harlan County" -> "barley straw" -> its ash content) gets both hops.
+    Who: the question's named things (question_entities) must be in the source's
+    document (its retrieved chunks, ``context``: document id -> their text; numbers
+    in the chunk itself); a source from a document that lacks them is not quoted, so
+    an answer never cites another paper than the one the question names unless
+    nothing else fits (then it abstains, naming what no source names).
 
-    Abstains when the picks together cover less than ``min_coverage`` of the question, or
+    What: a table cell the question names by row and column (table_cell_answer)
+    answers first (a whole row when only the row is named and no sentence covers
+    more). Otherwise a unit's score is the IDF-weighted share of the question's terms it
+    contains (the source's title and section path count half), times a small prior
+    for the source's retrieval rank, times a quantity factor (a number the question
+    does not already give helps, none hurts), times an attribute factor (the unit
+    names what the question asks for: "accuracy", "learning rate"). Later picks must
+    add uncovered question terms; a unit that shares the first pick's own distinctive
+    terms is preferred, which is how a two-hop question ("the main residue of Harlan
+    County" -> "barley straw" -> its ash content) gets both hops. The first pick must
+    name the most of the question's entities, state the sizes it gives ("540B"), and
+    for "how many X" count X when the named document does anywhere.
+
+    Every pick must pass the supports check against its own source; abstains when
+    none does, when the picks cover less than ``min_coverage`` of the question, or
     when ``max_unknown_share`` of the question's terms occur nowhere in the caller's
-    visible corpus (``unknown_words``, from the keyword statistics): the question is
-    about something no document in scope mentions."""
+    visible corpus (``unknown_words``, from the keyword statistics)."""
     qterms = terms(question, True)
+    surface = surface_words(question)
+    lead = f"{prompts.ABSTAIN_LEAD} an answer to this question"
+
+    # Who the question is about: keep the sources whose document names its entities
+    # (not the ones it contrasts with: "Unlike ACT, ...").
+    contrast = contrast_terms(question)
+    entities = [e for e in question_entities(question) if not (set(terms(e)) and set(terms(e)) <= contrast)]
+    docs: dict = {}
+    for s in sources:
+        docs.setdefault(s.get("document_id"), []).append(s)
+    doc_text = {}
+    for d, ss in docs.items():
+        extra = (context or {}).get(d, "")
+        doc_text[d] = _norm_entity(" ".join([ss[0].get("title") or "", extra,
+                                             *(x.get("section_path") or "" for x in ss), *(x["text"] for x in ss)]))
+
+    def names_missing(s: dict) -> list[str]:
+        chunk_numbers = literal_numbers(s["text"])
+        # a table may name a thing by a column abbreviation ("Sw" for Swahili)
+        short = [c.split(" / ")[-1] for t in checks.parse_tables(s["text"]) for c in t["columns"]]
+        missing = []
+        for e in entities:
+            numeric = any(c.isdigit() for c in e)
+            if numeric:
+                size = sizes_in_question([e])
+                if size:
+                    if not size_in(size[0], s["text"] + "\n" + (s.get("section_path") or "")):
+                        missing.append(e)
+                elif not entity_in(e, _norm_entity(s["text"] + " " + (s.get("section_path") or "")), chunk_numbers):
+                    missing.append(e)
+            elif not entity_in(e, doc_text[s.get("document_id")], set()) and not any(
+                    _abbrev_match(c, e) for c in short):
+                missing.append(e)
+        return missing
+
+    fits = [s for s in sources if len(names_missing(s)) <= allowed_missing(len(entities))]
+    if sources and not fits:
+        gaps = min((names_missing(s) for s in sources), key=len)
+        # an abstention states no figure (the numbers check would look for it)
+        named = ", ".join(f'"{x}"' for x in gaps if not any(c.isdigit() for c in x))
+        return Extract(f"{lead}: no source names " + (f"{named} together with the rest of the question."
+                                                      if named else "the sizes or figures the question gives."),
+                       True, [], 0.0, gaps, "question entities absent from the evidence")
+
     units: list[Unit] = []
     seen_text: set[str] = set()
+    fit_ns = {s["n"] for s in fits}
+    # every source's units: other documents may only give the second hop (bridged below)
     for s in sources:
         for u in units_of(s):
             key = re.sub(r"\W+", " ", u.text.lower()).strip()
@@ -385,38 +736,140 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
                 continue  # overlap carried between chunks: quote it once, from the better-ranked source
             seen_text.add(key)
             units.append(u)
-    surface = surface_words(question)
-    lead = f"{prompts.ABSTAIN_LEAD} an answer to this question"
     if not units or not qterms:
         reason = "no evidence text" if not units else "no content words in the question"
         return Extract(lead + ".", True, [], 0.0, [], reason)
     w = _weights(qterms, units)
+    # "Unlike ACT, which averages predictions, what is ...": the contrast is context,
+    # the sentence that answers is about the other thing
+    for t in contrast:
+        if t in w:
+            w[t] *= 0.3
     pool = set().union(*(u.terms | u.ctx for u in units))
     missing = [t for t in w if t not in pool]
     unknown = [t for t in missing if unknown_words is not None
                and any(t in terms(x) for x in unknown_words)]
     n_max = max(s["n"] for s in sources)
+    attribute = asked_attribute(question)
+    head = attribute[-1] if attribute and attribute[-1] in pool else None
+    q_numbers = {t for t in qterms if t.startswith("#")}
+    by_n = {s["n"]: s for s in sources}
+    table_heads = {s["n"]: " ".join(x for t in checks.parse_tables(s["text"]) for x in (t["caption"], *t["header_lines"]))
+                   for s in sources}
+    definiendum = defined_term(question)
+    # "... called model FLOPs utilization (MFU). This is the ratio of ...": the next sentence defines it
+    follows_definiendum = set()
+    antecedent: dict = {}
+    if definiendum:
+        for a, b in zip(units, units[1:]):
+            if (a.n == b.n and re.search(rf"{definiendum}\W*$", a.text)
+                    and re.match(r"(This|It|That)\s+(is|are|denotes|means)\b", b.text)):
+                follows_definiendum.add(id(b))
+                b.terms = b.terms | a.terms   # "This" is the term the sentence before names
+                antecedent[id(b)] = a.text
+
+    def new_number(u: Unit) -> bool:
+        body = _LABEL.sub("", u.text)
+        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True))
 
     def score(u: Unit) -> float:
         cov = _coverage(u.terms, w, u.ctx)
-        prior = 1.0 - 0.04 * (u.n - 1) / max(n_max, 1)
+        prior = 1.0 - 0.08 * (u.n - 1) / max(n_max, 1)
         q = 1.0
         if quantity:
-            q = 1.25 if u.has_quantity else (1.1 if u.has_number else 0.75)
-        return cov * prior * q
+            q = (1.25 if u.has_quantity else 1.1) if new_number(u) else 0.7
+        a = 1.0 if head is None or head in u.terms else 0.75
+        defines = bool(definiendum) and (_defines(u.text, definiendum) or id(u) in follows_definiendum)
+        d = 2.0 if defines else 1.0
+        if defines:
+            cov += 0.3   # a definition rarely repeats the question's words ("what does W denote")
+        # a unit that itself names the question's things (Lomax County) beats one from
+        # the same document that names others (Harlan County)
+        e = 0.6 + 0.4 * named_share(u) if entities else 1.0
+        # a table row answers "what / how many", not "how does / why"
+        r = 0.5 if u.is_row and not (quantity or attribute) else 1.0
+        return cov * prior * q * a * d * e * r * (0.8 if u.is_caption else 1.0)
+
+    named_cache: dict = {}
+
+    def named_share(u: Unit) -> float:
+        # the unit with its heading (and a table row with its caption) names them
+        if id(u) not in named_cache:
+            src = by_n[u.n]
+            where = " ".join([u.text, antecedent.get(id(u), ""), src.get("title") or "", src.get("section_path") or "",
+                              table_heads.get(u.n, "") if u.is_row else ""])
+            nt = _norm_entity(where)
+            named_cache[id(u)] = sum(entity_in(x, nt, literal_numbers(where)) for x in entities) / len(entities)
+        return named_cache[id(u)]
 
     def names(ts) -> str:
         # the question's own words, never numbers (an abstention states no figure)
         words = list(dict.fromkeys(surface.get(t, t) for t in ts if not t.startswith("#")))
         return ", ".join(f'"{x}"' for x in words[:3])
 
-    ranked = sorted(units, key=lambda u: (-score(u), u.n, u.order))
-    best = ranked[0]
-    best_cov = _coverage(best.terms, w, best.ctx)
     if unknown and len(unknown) / len(w) >= max_unknown_share:
         named = names(unknown)
-        return Extract(f"{lead}: no document in scope mentions {named}.", True, [], best_cov, missing,
+        return Extract(f"{lead}: no document in scope mentions {named}.", True, [], 0.0, missing,
                        "question terms absent from the visible corpus")
+
+    def supported(u: Unit, text: str) -> bool:
+        # as the answer will be checked: every sentence of the quote, with its citation
+        return checks.check_supports(f"{strip_refs(text)} [{u.n}]", {u.n: by_n[u.n]["text"]})["ok"]
+
+    ranked = sorted(units, key=lambda u: (-score(u), u.n, u.order))
+    checked: dict = {}
+
+    def passes(u: Unit) -> bool:
+        # the supports check, run lazily: only on the units that could be picked
+        if id(u) not in checked:
+            checked[id(u)] = supported(u, _row_text(u, set(w)) if u.is_row else u.text)
+        return checked[id(u)]
+
+    sizes = sizes_in_question(entities)
+    captions = table_heads if sizes else {}
+
+    def states_sizes(u: Unit) -> bool:
+        # "How many A100 GPUs trained PaLM 540B?" is not answered by a sentence about a 530B model
+        return all(size_in(z, u.text + "\n" + (captions.get(u.n, "") if u.is_row else ""))
+                   or (u.is_row and any(c.strip() == z[0] for _, c in u.cells)) for z in sizes)
+
+    # "how many GPUs": the sentence that answers counts GPUs
+    # (when a source of the named document counts them at all: a two-hop question's
+    # first hop may not)
+    counted = head if head and re.search(r"\bhow (many|much)\b", question, re.I) and any(
+        head in u.terms for u in units if u.n in fit_ns) else None
+
+    def eligible(u: Unit) -> bool:
+        return (u.n in fit_ns and states_sizes(u) and (counted is None or counted in u.terms)
+                and passes(u))
+
+    # The sentence must name what the question names: among the eligible units, only
+    # those naming the most of the question's entities may anchor the answer.
+    pool_e = [u for u in ranked if eligible(u)]
+    top_share = max((named_share(u) for u in pool_e), default=0.0) if entities else 0.0
+    best = next((u for u in pool_e if not entities or named_share(u) >= top_share - 1e-9), None)
+
+    # A table cell named by row and column answers outright (before any sentence).
+    if quantity or attribute:
+        cell = table_cell_answer(question, fits, w, attribute)
+        best_score = score(best) if best is not None else 0.0
+        # (a caption describes a table; it does not outrank the table's own cell)
+        best_n = best.n if best is not None and not best.is_caption else 10 ** 6
+        # named by row and column: the cell; by row only: the row, when no sentence does
+        # better (a cell from a lower-ranked source than the best sentence must cover as much)
+        if (cell is not None and cell.coverage >= min_coverage
+                and ((cell.col_match > 0 and cell.n <= best_n) or cell.coverage + 0.1 >= best_score)
+                and all(size_in(z, cell.context) for z in sizes)
+                and (counted is None or counted in set(terms(cell.text + " " + cell.context)))
+                and checks.check_supports(f"{cell.text} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]):
+            u = Unit(cell.n, 0, cell.text, set(terms(cell.text, True)), is_row=True)
+            return Extract(f"{cell.text} [{cell.n}]", False, [u], cell.coverage, missing, "table cell")
+    if best is None:
+        return Extract(lead + ".", True, [], 0.0, missing, "no sentence passes the supports check")
+    best_cov = _coverage(best.terms, w, best.ctx)
+    if definiendum and (_defines(best.text, definiendum) or id(best) in follows_definiendum):
+        best_cov = max(best_cov, min_coverage)   # it defines what is asked: enough on its own
+
     def too_weak(cov: float) -> Extract:
         named = names(missing)
         return Extract(lead + (f" (none of them mentions {named})." if named else "."),
@@ -426,7 +879,13 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         return too_weak(best_cov)
 
     picked = [best]
-    covered = set(best.terms) & set(w)
+    # "We call the model with just these two modifications Primer-EZ": the sentence
+    # before it says which ones, so it is quoted first
+    if re.search(r"\b(these|those|such)\b", best.text, re.I) and max_sentences > 1:
+        before = next((u for u in units if u.n == best.n and u.order == best.order - 1), None)
+        if before is not None and passes(before):
+            picked = [before, best]
+    covered = set().union(*(u.terms for u in picked)) & set(w)
     # Bridge terms: distinctive things the first pick names beyond the question (e.g.
     # "barley straw"); a unit from another document that names them is the next hop.
     doc_of = {s["n"]: s.get("document_id") for s in sources}
@@ -446,6 +905,8 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
             # share of what the sources can still cover (terms no source has cannot be gained)
             gain = sum(v for t, v in uncovered.items() if t in u.terms) / present
             bridged = bool(u.terms & bridge) and doc_of.get(u.n) != doc_of.get(best.n)
+            if u.n not in fit_ns and not bridged:
+                continue   # another document than the one the question names: only as the next hop
             # A small gain is noise; a unit sharing what the first pick named (the next
             # hop of a two-hop question) needs less and ranks first.
             if gain < (0.12 if bridged else 0.2):
@@ -457,20 +918,20 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
                 gain += 0.1
             if quantity and not have_quantity:
                 gain *= 1.3 if u.has_quantity else 0.6
-            if gain > best_gain:
+            if gain > best_gain and passes(u):
                 best_gain, choice = gain, u
         if choice is None:
             break
         picked.append(choice)
         covered |= choice.terms & set(w)
-    coverage = _coverage(covered, w)
+    coverage = max(_coverage(covered, w), best_cov)
     if coverage < min_coverage:
         # judged on what the picks cover together: two hops may each cover half
         return too_weak(coverage)
     if quantity and not any(u.has_number for u in picked):
         return too_weak(coverage)   # a question asking for a figure is not answered without one
     keep_terms = set(w)
-    text = " ".join(f"{_row_text(u, keep_terms) if u.is_row else u.text} [{u.n}]" for u in picked)
+    text = " ".join(f"{_row_text(u, keep_terms) if u.is_row else strip_refs(u.text)} [{u.n}]" for u in picked)
     return Extract(text, False, picked, coverage, missing, "ok")
 
 
@@ -539,7 +1000,10 @@ def citation_entry(s: dict) -> dict:
     cit = s.get("citation") or {}
     entry = {"n": s["n"], "document_id": s["document_id"], "external_id": s.get("external_id"),
              "chunk_id": s["chunk_id"], "title": s.get("title"), "section_path": s.get("section_path") or None,
-             "pages": cit.get("pages"), "lines": cit.get("lines"), "cite": cit.get("cite")}
+             "pages": cit.get("pages"), "lines": cit.get("lines"), "cite": cit.get("cite"),
+             "chunk_ids": cit.get("chunk_ids"),
+             # a retracted source says so (only reachable with include_retracted)
+             "retracted": True if cit.get("retracted") is True else None}
     return {k: v for k, v in entry.items() if v is not None}
 
 
@@ -563,6 +1027,11 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
     intent = prompts.classify_intent(question, intents)
     quantity = prompts.wants_quantity(question, intent)
     sources = make_sources(rows, opts["max_sources"])
+    # every retrieved chunk's text per document: what the question's named things are
+    # looked up in (a table split over two chunks has its caption in the other one)
+    context: dict = {}
+    for r in rows:
+        context[r["document_id"]] = context.get(r["document_id"], "") + "\n" + (r.get("content") or "")
 
     # Compression (off by default).
     comp = {"enabled": False}
@@ -599,14 +1068,15 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
             status = "error"
             extract = extractive_answer(question, shown, quantity=quantity, max_sentences=opts["max_sentences"],
                                         min_coverage=opts["min_coverage"],
-                                        max_unknown_share=opts["max_unknown_share"], unknown_words=unknown_words)
+                                        max_unknown_share=opts["max_unknown_share"], unknown_words=unknown_words,
+                                        context=context)
             text, answerer = extract.text, "extractive (model failed)"
             trace["model_error"] = type(exc).__name__
         abstained = checks.is_abstention(text)
     else:
         extract = extractive_answer(question, shown, quantity=quantity, max_sentences=opts["max_sentences"],
                                     min_coverage=opts["min_coverage"], max_unknown_share=opts["max_unknown_share"],
-                                    unknown_words=unknown_words)
+                                    unknown_words=unknown_words, context=context)
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
     stages.append({"stage": "generate", "status": status, "ms": _ms(t0), "candidates": len(shown),
@@ -615,8 +1085,16 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
     # Mechanical checks on what was shown.
     t0 = time.perf_counter()
     chk = checks.run_checks(text, shown)
-    stages.append({"stage": "checks", "status": "ok", "ms": _ms(t0), "candidates": len(shown),
-                   "citations_ok": chk["citations_ok"], "numbers_ok": chk["numbers_ok"]})
+    withheld = None
+    if not abstained and chk["claims"] and len(chk["unsupported"]) == chk["claims"]:
+        # No sentence is held by the source it cites: an abstention, not a green check
+        # on a wrong answer. The withheld text and its checks stay in the result.
+        withheld = {"answer": text, "checks": chk}
+        text, abstained = UNSUPPORTED, True
+        chk = checks.run_checks(text, shown)
+    stages.append({"stage": "checks", "status": "ok" if withheld is None else "withheld", "ms": _ms(t0),
+                   "candidates": len(shown), "citations_ok": chk["citations_ok"], "numbers_ok": chk["numbers_ok"],
+                   "supports_ok": chk["supports_ok"]})
 
     cited = set(chk["cited"])
     result = {
@@ -638,6 +1116,8 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
         "checks": chk,
         "compression": comp,
     }
+    if withheld is not None:
+        result["withheld"] = withheld
     if extract is not None:
         result["evidence"] = {"coverage": round(extract.coverage, 4), "reason": extract.reason,
                               "quantity_question": quantity}
@@ -692,12 +1172,97 @@ def apply_preset(plpy, opts: dict, explicit: set) -> None:
     cfg = json.loads(plpy.execute(plpy.prepare("SELECT scirag.preset_get($1)::text AS c", ["text"]),
                                   [opts["preset"]])[0]["c"] or "{}")
     aug, ret = cfg.get("augmentation") or {}, cfg.get("retrieval") or {}
+    con = cfg.get("consolidation") or {}
     if "max_sources" not in explicit and isinstance(aug.get("top_n_contexts"), int):
         opts["max_sources"] = aug["top_n_contexts"]
+    # The preset's evidence stages (its values are validated by scirag.preset_check).
+    if "enrich" not in explicit and ret.get("enrichment_enabled"):
+        opts["enrich"] = {"enabled": True, "min_word_count": ret.get("min_word_count", 150),
+                          "max_word_count": ret.get("max_word_count", 1000)}
+    if "consolidate" not in explicit and con.get("enabled"):
+        opts["consolidate"] = {"enabled": True, **{k: con[k] for k in CONSOLIDATE_KEYS if k in con}}
+    if "min_sentences" not in explicit and ret.get("min_sentence_filter_enabled"):
+        opts["min_sentences"] = ret.get("min_sentence_count", 5)
     if "profile" not in explicit and isinstance(ret.get("profile"), str):
         opts["profile"] = ret["profile"]
     opts["retrieve"] = {"preset": opts["preset"], **opts["retrieve"]}
     opts["k"] = max(opts["k"], opts["max_sources"])
+
+
+def sentence_count(text: str) -> int:
+    return sum(len(split_sentences(p)) for p in re.split(r"\n\s*\n", text or "") if p.strip())
+
+
+def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict]:
+    """The evidence the answerer sees, from the retrieval rows (rank order), through the
+    optional stages a preset or the options turn on:
+
+    * min_sentences: prose chunks with fewer sentences are dropped (tables kept);
+    * consolidate: scirag.consolidate turns the rows into context groups (coverage
+      replacement by the parent section, adjacent merging, growth of short groups),
+      ordered by their best-ranked member; a group cites its best member's chunk and
+      the group's line span;
+    * enrich: a row (or single-chunk group) under min_word_count words takes its
+      enclosing section's text (scirag.enrich_chunks, sliding window to max_word_count).
+
+    Every read runs as the caller (row-level security decides what a parent or a
+    neighbour may add)."""
+    if opts["min_sentences"]:
+        t0 = time.perf_counter()
+        before = len(rows)
+        rows = [r for r in rows if r.get("is_table")
+                or sentence_count(body_of(r["content"], r.get("title"))) >= opts["min_sentences"]]
+        trace["stages"].append({"stage": "sentence_filter", "status": "ok", "ms": _ms(t0), "candidates": before,
+                                "kept": len(rows)})
+    if opts["consolidate"]["enabled"] and rows:
+        t0 = time.perf_counter()
+        co = {k: v for k, v in opts["consolidate"].items() if k != "enabled"}
+        plan = plpy.prepare("SELECT group_no, document_id, chunk_ids, replaced_by, section_path, content, "
+                            "line_start, line_end FROM scirag.consolidate($1, $2::jsonb) ORDER BY group_no",
+                            ["bigint[]", "text"])
+        groups = plpy.execute(plan, [[r["chunk_id"] for r in rows], json.dumps(co)])
+        by_id = {r["chunk_id"]: r for r in rows}
+        out = []
+        for g in groups:
+            members = [by_id[c] for c in g["chunk_ids"] if c in by_id]
+            if not members:
+                continue
+            best = min(members, key=lambda r: r["rank"])
+            cit = dict(best.get("citation") or {})
+            if g["line_start"] is not None and g["line_end"] is not None:
+                cit["lines"] = f"{g['line_start']}-{g['line_end']}"
+            pages = sorted({p for m in members for p in str((m.get("citation") or {}).get("pages") or "").split("-")
+                            if p.isdigit()}, key=int)
+            if pages:
+                cit["pages"] = pages[0] if pages[0] == pages[-1] else f"{pages[0]}-{pages[-1]}"
+            cit["chunk_ids"] = list(g["chunk_ids"])
+            out.append({**best, "rank": len(out) + 1, "section_path": g["section_path"] or best.get("section_path"),
+                        "content": g["content"], "title": None, "citation": cit,
+                        "is_table": all(m.get("is_table") for m in members),
+                        "group": {"members": list(g["chunk_ids"]), "replaced_by": g["replaced_by"]},
+                        "doc_title": best.get("title")})
+        trace["stages"].append({"stage": "consolidate", "status": "ok", "ms": _ms(t0), "candidates": len(rows),
+                                "groups": len(out)})
+        rows = out
+    if opts["enrich"]["enabled"] and rows:
+        t0 = time.perf_counter()
+        single = [r["chunk_id"] for r in rows if len((r.get("group") or {}).get("members") or [r["chunk_id"]]) == 1]
+        plan = plpy.prepare("SELECT chunk_id, content, enriched FROM scirag.enrich_chunks($1, $2, $3)",
+                            ["bigint[]", "int4", "int4"])
+        got = {e["chunk_id"]: e for e in plpy.execute(plan, [single, opts["enrich"]["min_word_count"],
+                                                             opts["enrich"]["max_word_count"]])}
+        n = 0
+        for r in rows:
+            e = got.get(r["chunk_id"])
+            if e and e["enriched"] and r["chunk_id"] in single:
+                r["content"] = e["content"]
+                n += 1
+        trace["stages"].append({"stage": "enrich", "status": "ok", "ms": _ms(t0), "candidates": len(single),
+                                "enriched": n})
+    for r in rows:
+        if r.get("doc_title") is not None:
+            r["title"] = r.pop("doc_title")   # a group's content carries no title prefix to strip
+    return rows
 
 
 def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
@@ -708,6 +1273,9 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     from scirag_helpers import llm as llm_mod
 
     t_all = time.perf_counter()
+    if question is not None and len(question) > MAX_QUESTION_CHARS:
+        # refused before any text work (retrieve has the same bound)
+        raise AnswerError(f"question is {len(question)} characters long; at most {MAX_QUESTION_CHARS} allowed")
     raw = options if isinstance(options, dict) else json.loads(options or "{}")
     opts = parse_options(raw)
     if opts["preset"]:
@@ -744,10 +1312,19 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     trace["retrieve"] = json.loads(rtrace) if rtrace else None
     trace["stages"].append({"stage": "retrieve", "status": "ok" if rows else "empty", "ms": _ms(t0),
                             "candidates": len(rows)})
+    rows = build_evidence(plpy, rows, opts, trace)
 
     llm = None
     if opts["answerer"] != "extractive" or opts["compress"]["enabled"]:
-        llm = (llm_factory or llm_mod.get_llm)()
+        # A caller's own model key for this one call (the server sets it transaction-
+        # locally): used on a copy of the environment, never stored, traced or echoed.
+        key = plpy.execute("SELECT current_setting('scirag.llm_api_key', true) AS k")[0]["k"]
+        if llm_factory is not None:
+            llm = llm_factory()
+        elif key:
+            llm = llm_mod.get_llm({**os.environ, "GOOGLE_API_KEY": key, "SCIRAG_OPENAI_API_KEY": key})
+        else:
+            llm = llm_mod.get_llm()
     template = prompts.load_template(plpy, "answer", opts["template"])
     compress_template = prompts.load_template(plpy, "compress") if (opts["compress"]["enabled"] and llm) else None
     intents = prompts.load_intents(plpy)

@@ -132,7 +132,8 @@ _QUANTITY = re.compile(
     r"\bhow (much|many|long|far|dry|wet|high|low|large|big|heavy|fast|hot)\b"
     r"|\b(amount|number|rate|yield|cost|price|content|ratio|concentration|percentage|percent|share|fraction"
     r"|temperature|moisture|density|durability|loading|dose|factor|potential|emissions?|capacity|efficiency"
-    r"|energy|tonnes?|tons?|kg|grams?|litres?|liters?|metres?|meters?|m3|mg|gj|kwh|dollars?|\$)\b", re.I)
+    r"|energy|tonnes?|tons?|kg|grams?|litres?|liters?|metres?|meters?|m3|mg|gj|kwh|dollars?|\$"
+    r"|accuracy|score|error|perplexity|f1|bleu|precision|recall|dimension|speed-?up)\b", re.I)
 
 
 def wants_quantity(question: str, intent: Intent | None = None) -> bool:
@@ -158,10 +159,11 @@ def breadcrumb(title: str, section_path: str | None) -> str:
 
 
 def source_block(n: int, src: dict, text_key: str = "text") -> str:
-    """[n] Title > Section > Sub (external-id, lines 12-18)  then the text."""
+    """VulcanLab's augmentation block: "[S1] Source: Title > Section > Sub (external-id,
+    p. 6)" then the text (a citation [S1] or [1] names the same source)."""
     cit = src.get("citation") or {}
     where = ", ".join(x for x in (src.get("external_id") or cit.get("external_id"), position_of(cit)) if x)
-    head = f"[{n}] {breadcrumb(src.get('title') or '', src.get('section_path'))}"
+    head = f"[S{n}] Source: {breadcrumb(src.get('title') or '', src.get('section_path'))}"
     if src.get("is_table"):
         head += " (table)"
     if where:

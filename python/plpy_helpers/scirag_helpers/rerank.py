@@ -30,6 +30,18 @@ from typing import Callable, Protocol, Sequence
 from .llm import LLMError, get_llm, parse_json_response
 
 RERANKERS = ("none", "llm", "cross_encoder")
+
+# Bounds on what a caller hands the stage (issue 13: nothing a reader sends may hang or
+# bloat the server). Every routine below is linear in its input, and these caps bound it.
+MAX_QUERY_CHARS = 4000        # a question; longer is refused with a clear error
+MAX_PASSAGES = 1000           # candidates per call
+MAX_PASSAGE_CHARS = 100_000   # one candidate's text
+MAX_ENTITIES = 32             # query entities used for the boost (each is one scan per passage)
+LLM_MAX_PASSAGES = 50         # passages an LLM reranker scores per call (each batch is a paid call);
+                              # the rest keep their fused order below the scored ones
+MAX_BATCH_SIZE = 1024         # the preset schema's bounds
+MAX_LENGTH = 8192
+MODEL_CACHE_SIZE = 1          # loaded cross-encoders kept per backend (LRU)
 INTENTS = ("DEFINITION", "MECHANISM", "COMPARISON", "APPLICATION", "STUDY_DETAIL", "CRITIQUE", "GENERAL")
 
 DEFAULTS = {
@@ -95,17 +107,20 @@ def parse_options(options) -> dict:
             if key == "intent" and v is not None and v.upper() not in INTENTS:
                 raise OptionsError(f'rerank option "intent" must be one of {", ".join(INTENTS)}')
         elif key in ("entity_boost", "intent_weight"):
-            if not _is_number(v) or v < 0:
-                raise OptionsError(f'rerank option "{key}" must be a number >= 0')
+            if not _is_number(v) or not 0 <= v <= 1:
+                raise OptionsError(f'rerank option "{key}" must be a number between 0 and 1')
         elif key in ("batch_size", "max_length"):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise OptionsError(f'rerank option "{key}" must be a positive integer')
+            top = MAX_BATCH_SIZE if key == "batch_size" else MAX_LENGTH
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= top:
+                raise OptionsError(f'rerank option "{key}" must be an integer between 1 and {top}')
         elif key == "intent_bias":
             if not isinstance(v, bool):
                 raise OptionsError('rerank option "intent_bias" must be a boolean')
         elif key == "entities":
             if v is not None and (not isinstance(v, list) or not all(isinstance(e, str) for e in v)):
                 raise OptionsError('rerank option "entities" must be a list of strings')
+            if v is not None and (len(v) > MAX_ENTITIES or any(len(e) > 200 for e in v)):
+                raise OptionsError(f'rerank option "entities" takes at most {MAX_ENTITIES} strings of at most 200 characters')
         elif key == "fused_scores":
             if v is not None and (not isinstance(v, list) or not all(_is_number(x) for x in v)):
                 raise OptionsError('rerank option "fused_scores" must be a list of numbers')
@@ -275,10 +290,21 @@ _QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "wh
                    "explain", "list", "give", "name", "the", "a", "an", "in", "of", "for", "and", "or"}
 
 
+def _starts_sentence(text: str, pos: int) -> bool:
+    """True when only whitespace separates ``pos`` from the text start or from a
+    sentence mark (.!?:) before it. Walks back over that whitespace only, so a scan
+    over all matches is linear (it used to regex-search the whole prefix per match)."""
+    j = pos - 1
+    while j >= 0 and text[j].isspace():
+        j -= 1
+    return j < 0 or text[j] in ".!?:"
+
+
 def query_entities(query: str) -> list[str]:
     """Entities named by a question, without a model: quoted phrases, codes and
     acronyms ("HX-40", "DSM-5", "SOC"), and runs of capitalised words that do
-    not merely start the sentence ("Osgood County", "Calder Basin")."""
+    not merely start the sentence ("Osgood County", "Calder Basin").
+    Linear in the query; at most MAX_ENTITIES come back."""
     found: list[str] = []
     for m in re.finditer(r'"([^"]+)"|“([^”]+)”', query):
         found.append((m.group(1) or m.group(2)).strip())
@@ -290,8 +316,7 @@ def query_entities(query: str) -> list[str]:
             found.append(tok)
     for m in re.finditer(r"\b[A-Z][\w\-]*(?:\s+(?:of\s+)?[A-Z][\w\-]*)*", query):
         words = m.group(0).split()
-        starts_sentence = m.start() == 0 or re.search(r"[.!?:]\s*$", query[:m.start()])
-        if starts_sentence:
+        if _starts_sentence(query, m.start()):
             words = words[1:]
             while words and words[0].lower() in ("of",):
                 words = words[1:]
@@ -304,6 +329,8 @@ def query_entities(query: str) -> list[str]:
         if e and key not in seen and key not in _QUESTION_WORDS:
             seen.add(key)
             out.append(e)
+            if len(out) == MAX_ENTITIES:
+                break
     return out
 
 
@@ -362,38 +389,70 @@ def _base_scores(n: int, fused: Sequence[float] | None) -> list[float]:
     return [(n - i) / n for i in range(n)]
 
 
+class _Interrupted(Exception):
+    """Carries a cancel/timeout from the interrupt hook past the reranker's fallback."""
+
+
+def check_input(query, ids: Sequence, texts: Sequence) -> None:
+    """Refuses inputs past the stage's bounds, naming the bound (before any model runs)."""
+    if query is not None and len(query) > MAX_QUERY_CHARS:
+        raise OptionsError(f"rerank: the query is {len(query)} characters long, at most {MAX_QUERY_CHARS} allowed")
+    if len(ids) > MAX_PASSAGES:
+        raise OptionsError(f"rerank: {len(ids)} candidates, at most {MAX_PASSAGES} allowed")
+    for t in texts:
+        if t is not None and len(t) > MAX_PASSAGE_CHARS:
+            raise OptionsError(f"rerank: a candidate text is {len(t)} characters long, at most {MAX_PASSAGE_CHARS} allowed")
+
+
 def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], options=None, *,
            shapes: dict | None = None, classify: Callable[[str], str] | None = None,
            llm=None, cross_encoder: Reranker | None = None, cache: dict | None = None,
-           env: dict | None = None) -> list[tuple[int, float, str]]:
+           env: dict | None = None, interrupt: Callable[[], None] | None = None) -> list[tuple[int, float, str]]:
     """Rows (chunk_id, score, status), best first.
 
     ``llm`` and ``cross_encoder`` replace the configured client / the model
     loaded from ``model_path`` (tests inject recorded ones); ``shapes`` maps a
     chunk id to its level, kind, is_table and section_path; ``classify`` gives
-    the intent when the options do not; ``cache`` (GD) keeps loaded models."""
+    the intent when the options do not; ``cache`` (GD) keeps loaded models;
+    ``interrupt`` is called between units of work (in the database it calls back
+    into the server, which honours statement_timeout and pg_cancel_backend)."""
     opts = parse_options(options)
     ids = list(chunk_ids or [])
     texts = [t or "" for t in (contents or [])]
     if len(ids) != len(texts):
         raise OptionsError(f"rerank: {len(ids)} chunk ids but {len(texts)} contents")
+    check_input(query, ids, texts)
     fused = opts["fused_scores"]
     if fused is not None and len(fused) != len(ids):
         raise OptionsError(f'rerank option "fused_scores" has {len(fused)} scores for {len(ids)} chunks')
     n = len(ids)
     if n == 0:
         return []
+    tick = interrupt or (lambda: None)
     base = _base_scores(n, fused)
 
     status = "disabled"
     if opts["reranker"] != "none":
         try:
             model = _reranker(opts, llm=llm, cross_encoder=cross_encoder, cache=cache, env=env)
-            scores = model.score(query or "", texts)
-            if len(scores) != n:
+            # An LLM reranker scores the head of the pool only: each batch is a paid call.
+            head = min(n, LLM_MAX_PASSAGES) if getattr(model, "name", "") == "llm" else n
+            scores = []
+            for start in range(0, head, 64):
+                try:
+                    tick()
+                except Exception as exc:  # noqa: BLE001 - a cancel or timeout must end the call, not fall back
+                    raise _Interrupted() from exc
+                scores.extend(model.score(query or "", texts[start:min(head, start + 64)]))
+            if len(scores) != head:
                 raise RerankFailure("bad_output")
-            base = [float(s) for s in scores]
+            # the unscored tail keeps its fused order, below every scored passage
+            floor = min(scores) if scores else 0.0
+            tail = [floor - 1.0 + base[i] / 2.0 for i in range(head, n)]
+            base = [float(x) for x in scores] + tail
             status = "ok"
+        except _Interrupted as exc:
+            raise exc.__cause__ from None
         except RerankFailure as exc:
             return [(cid, base[i], f"fallback: {exc.reason}") for i, cid in enumerate(ids)]
         except Exception:  # noqa: BLE001 - never fail retrieval because of a reranker
@@ -401,9 +460,15 @@ def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], option
 
     final = list(base)
     if opts["entity_boost"] > 0:
+        tick()
         entities = opts["entities"] if opts["entities"] is not None else query_entities(query or "")
         if entities:
-            final = [s + opts["entity_boost"] * entity_hits(entities, texts[i]) for i, s in enumerate(final)]
+            boosted = []
+            for i, s in enumerate(final):
+                if i % 32 == 0:
+                    tick()
+                boosted.append(s + opts["entity_boost"] * entity_hits(entities, texts[i]))
+            final = boosted
     if opts["intent_bias"] and opts["intent_weight"] > 0:
         intent = opts["intent"] or (classify(query or "") if classify else None)
         shapes = shapes or {}
@@ -428,25 +493,46 @@ def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None)
         return cross_encoder
     if not opts["model_path"]:
         raise RerankFailure("no_model_path")
-    key = ("cross_encoder", opts["model_path"], opts["max_length"], opts["batch_size"])
-    if cache is not None and key in cache.setdefault("scirag_rerankers", {}):
-        return cache["scirag_rerankers"][key]
+    # batch_size changes no loaded state, so it is not part of the key; the cache holds
+    # MODEL_CACHE_SIZE models (LRU): a backend never accumulates one model per variant.
+    key = ("cross_encoder", opts["model_path"], opts["max_length"])
+    models = cache.setdefault("scirag_rerankers", {}) if cache is not None else None
+    if models is not None and key in models:
+        model = models.pop(key)
+        models[key] = model                    # most recently used last
+        model.batch_size = max(1, opts["batch_size"])
+        return model
     model = CrossEncoderReranker(opts["model_path"], batch_size=opts["batch_size"], max_length=opts["max_length"])
-    if cache is not None:
-        cache["scirag_rerankers"][key] = model
+    if models is not None:
+        while len(models) >= MODEL_CACHE_SIZE:
+            models.pop(next(iter(models)))
+        models[key] = model
     return model
+
+
+def admin_model_path(plpy) -> str | None:
+    """The cross-encoder folder from scirag.settings (reranker_model_path): only the
+    admin chooses which file the server loads, never a caller's options."""
+    rows = plpy.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'")
+    return (rows[0]["value"] or None) if rows else None
 
 
 def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int, float, str]]:
     """Body of scirag.rerank: fail closed on an empty scope, drop ids the caller
     cannot read (row-level security decides), look up chunk shapes, rerank."""
     opts = parse_options(options)          # invalid options are the caller's error: raise
-    if plpy.execute("SELECT scirag.scope_is_empty() AS e")[0]["e"]:
-        return []
+    if opts["model_path"] is not None:
+        raise OptionsError('rerank option "model_path" is not accepted from callers: the admin sets the model '
+                           "folder in scirag.settings (key reranker_model_path)")
     ids = list(chunk_ids or [])
     texts = list(contents or [])
     if len(ids) != len(texts):
         raise OptionsError(f"rerank: {len(ids)} chunk ids but {len(texts)} contents")
+    check_input(query, ids, texts)         # bounded before any Python text work
+    if plpy.execute("SELECT scirag.scope_is_empty() AS e")[0]["e"]:
+        return []
+    if opts["reranker"] == "cross_encoder":
+        opts["model_path"] = admin_model_path(plpy)
     plan = GD.get("scirag_rerank_shapes")
     if plan is None:
         plan = plpy.prepare("SELECT id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)",
@@ -464,4 +550,8 @@ def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int,
     def classify(q: str) -> str:
         return plpy.execute(plpy.prepare("SELECT scirag.classify_intent($1) AS i", ["text"]), [q])[0]["i"]
 
-    return rerank(query, ids, texts, opts, shapes=shapes, classify=classify, cache=GD)
+    def interrupt() -> None:
+        # Any SPI call runs CHECK_FOR_INTERRUPTS: statement_timeout and cancel act here.
+        plpy.execute("SELECT 1")
+
+    return rerank(query, ids, texts, opts, shapes=shapes, classify=classify, cache=GD, interrupt=interrupt)

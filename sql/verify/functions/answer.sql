@@ -7,4 +7,6 @@ BEGIN
          'scirag.answer must be SECURITY INVOKER';
   ASSERT (SELECT 'search_path=pg_catalog, pg_temp' = ANY (proconfig) FROM pg_proc
           WHERE oid = 'scirag.answer(text, jsonb)'::regprocedure), 'scirag.answer must pin search_path';
+  ASSERT obj_description('scirag.answer(text, jsonb)'::regprocedure, 'pg_proc') LIKE '%supports%',
+         'scirag.answer: the reworked version (supports check, evidence stages) is not deployed';
 END $$;

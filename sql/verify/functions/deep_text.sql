@@ -7,3 +7,9 @@ BEGIN
   ASSERT scirag.window_text('Alpha beta gamma. Delta epsilon zeta. Eta theta iota.', 19, 38, 6)
          = 'Alpha beta gamma. Delta epsilon zeta. […]', 'window_text does not keep the original span';
 END $$;
+-- functions/deep_text (issue 13 rework): linear text routines
+DO $$
+BEGIN
+  ASSERT (SELECT count(*) FROM scirag.text_units(repeat('Corn grows well. ', 3000))) = 3000, 'text_units on a long paragraph';
+  ASSERT array_to_string(scirag.text_blocks(repeat('é', 3000)), '') = repeat('é', 3000), 'text_blocks';
+END $$;

@@ -7,3 +7,16 @@ BEGIN
          'scope_excluded_documents must run as the caller';
   ASSERT to_regclass('scirag.document_keys') IS NOT NULL, 'document_keys missing';
 END $$;
+-- functions/scope (issue 13 rework): strict settings, capped lengths
+DO $$
+BEGIN
+  ASSERT to_regprocedure('scirag.scope_setting(text, int)') IS NOT NULL, 'scope_setting missing';
+  ASSERT pg_get_functiondef('scirag.scope_ceiling()'::regprocedure) LIKE '%role_oid%', 'scope_ceiling must match by role OID';
+  PERFORM set_config('scirag.exclude_retracted', 'y', true);
+  BEGIN
+    PERFORM scirag.scope_exclude_retracted();
+    RAISE EXCEPTION 'exclude_retracted = y was accepted';
+  EXCEPTION WHEN invalid_parameter_value THEN NULL;
+  END;
+  PERFORM set_config('scirag.exclude_retracted', '', true);
+END $$;

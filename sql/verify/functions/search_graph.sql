@@ -8,4 +8,8 @@ BEGIN
   ASSERT has_function_privilege('scirag_reader', 'scirag.search_graph(text, int)', 'EXECUTE'),
     'reader cannot run search_graph';
   ASSERT (SELECT count(*) FROM scirag.search_graph('', 10)) = 0, 'search_graph of an empty question returned rows';
+  ASSERT coalesce((SELECT 'jit=off' = ANY(proconfig) FROM pg_proc WHERE oid = 'scirag.search_graph(text, int)'::regprocedure), false),
+    'search_graph must run with jit = off';
+  ASSERT coalesce((SELECT 'jit=off' = ANY(proconfig) FROM pg_proc WHERE oid = 'scirag.graph_seed_entities(text, text[])'::regprocedure), false),
+    'graph_seed_entities must run with jit = off';
 END $$;

@@ -158,7 +158,7 @@ def build_communities(conn: psycopg.Connection, domain: Domain, client: LLMClien
         groups: dict[int, list[int]] = defaultdict(list)
         for n, lbl in labels.items():
             groups[lbl].append(n)
-        for lbl, members in sorted(groups.items()):
+        for _lbl, members in sorted(groups.items()):
             if len(members) < domain.graph.community_min_size:
                 continue
             mset = set(members)

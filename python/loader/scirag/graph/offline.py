@@ -19,7 +19,7 @@ from collections import Counter
 
 from scirag.graph.extract import Extraction, ExtractedEntity, ExtractedRelation
 from scirag.graph.ontology import Domain
-from scirag.graph.text import Lexicon, Match, Unit, resolve_overlaps, split_units
+from scirag.graph.text import Lexicon, Match, resolve_overlaps, split_units
 
 MAX_PHRASE = 500
 

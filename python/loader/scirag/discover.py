@@ -1,0 +1,226 @@
+"""What `scirag ingest PATH...` loads: manifests, document files and folders, as manifest entries.
+
+The result has the shape read_manifest yields, ``(line_no, Entry | ManifestError)``, so
+ingestion has one loop whatever the input. Rights and identity follow one rule:
+
+- a manifest line states the rights (license, source) of its document; the command's
+  --license/--source apply only to files that no manifest line names;
+- citation fields a manifest line leaves out (title, authors, year, doi, arxiv_id) are
+  read from the file (PDF: pdfmeta; Markdown/HTML: the parser's title) and listed in
+  ``Entry.inferred`` so the database marks them as guesses (documents.metadata_inferred).
+
+Line numbers are positions in the inferred manifest (what --manifest-out writes), so a
+report row points at the line that produced it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from scirag.manifest import LICENSES, Entry, ManifestError, _bad_text, confine, read_manifest
+
+DOCUMENT_SUFFIXES = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown", ".html": "html",
+                     ".htm": "html", ".txt": "text"}
+MANIFEST_SUFFIXES = (".jsonl",)
+METADATA_FIELDS = ("title", "authors", "year", "doi", "arxiv_id")
+
+
+class DiscoverError(ValueError):
+    """A command-line path or option that cannot be used; the message names it."""
+
+
+@dataclass
+class Discovery:
+    items: list = field(default_factory=list)        # (line_no, Entry | ManifestError)
+    skipped: list = field(default_factory=list)      # (path, why) for files a folder walk left out
+    manifests: list = field(default_factory=list)    # manifest files read
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [e for _, e in self.items if isinstance(e, Entry)]
+
+
+def discover(paths: list[Path], globs: list[str] | None = None, license: str | None = None,
+             source: str | None = None, allow_outside: bool = False, infer: bool = True) -> Discovery:
+    """Entries for every manifest line and every document file under paths (see module doc)."""
+    if license is not None and license not in LICENSES:
+        raise DiscoverError(f"--license '{license}' is not one of {', '.join(LICENSES)}")
+    if source is not None and not source.strip():
+        raise DiscoverError("--source must not be empty")
+    if not paths:
+        raise DiscoverError("give at least one manifest (.jsonl), document file or folder")
+    manifests, files = [], []          # files: (path, root the id is relative to, given explicitly)
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise DiscoverError(f"{p}: does not exist (no such file or folder)")
+        if p.is_dir():
+            files.extend((f, p, False) for f in _walk(p))
+        elif p.suffix.lower() in MANIFEST_SUFFIXES:
+            manifests.append(p)
+        elif p.suffix.lower() in DOCUMENT_SUFFIXES:
+            files.append((p, p.parent, True))
+        else:
+            raise DiscoverError(f"{p}: not a manifest (.jsonl) or a document "
+                                f"({', '.join(sorted(DOCUMENT_SUFFIXES))})")
+
+    found = Discovery(manifests=manifests)
+    stated_by_manifest: set[Path] = set()
+    for manifest in manifests:
+        for _, item in read_manifest(manifest, allow_outside=allow_outside):
+            if isinstance(item, Entry):
+                item = replace(item, base=manifest.parent)
+                if item.path is not None:
+                    stated_by_manifest.add(item.path.resolve())
+            found.items.append(item)
+
+    seen: set[Path] = set()
+    for path, root, explicit in files:
+        rel = path.relative_to(root).as_posix()
+        if _bad_text(rel):      # e.g. a file name in bytes that are not UTF-8: no id, no report text
+            shown = rel.encode("utf-8", "replace").decode("utf-8")
+            found.items.append(ManifestError(f"{shown}: the file name {_bad_text(rel)}", shown))
+            continue
+        if not explicit and globs and not any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(path.name, g)
+                                              for g in globs):
+            found.skipped.append((path, "does not match --glob"))
+            continue
+        try:
+            resolved = confine(root, rel, allow_outside) if not explicit else path.resolve()
+        except ValueError as exc:   # a symbolic link out of the folder
+            found.items.append(ManifestError(f"{path}: {exc}", rel))
+            continue
+        resolved = resolved.resolve()
+        if resolved in stated_by_manifest or resolved in seen:
+            continue                  # the manifest line states this file's rights
+        seen.add(resolved)
+        ident = rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel
+        # rights the command line stated count as stated (a stored 'unknown' may take them)
+        stated = frozenset(k for k, v in (("license", license), ("source", source)) if v is not None)
+        found.items.append(Entry(line_no=0, id=ident, title="", path=path, license=license or "unknown",
+                                 source=source or "unspecified", base=root, stated=stated))
+
+    _unique_ids(found.items)
+    for i, item in enumerate(found.items, 1):
+        if isinstance(item, Entry):
+            item.line_no = i
+            if infer:
+                fill_from_file(item)
+    if not found.items:
+        raise DiscoverError("nothing to ingest: no manifest line and no document file"
+                            + (f" matching --glob {' '.join(globs)}" if globs else "")
+                            + f" under {', '.join(str(p) for p in paths)}")
+    return Discovery(items=[(i, item) for i, item in enumerate(found.items, 1)],
+                     skipped=found.skipped, manifests=manifests)
+
+
+def _walk(root: Path):
+    """Document files under root, sorted; hidden files and folders are left out and
+    symbolic links to folders are not followed (a loop or an escape)."""
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if name.startswith(".") or Path(name).suffix.lower() not in DOCUMENT_SUFFIXES:
+                continue
+            yield Path(folder) / name
+
+
+def _unique_ids(items: list) -> None:
+    """A discovered file whose id is taken (a.pdf beside a.md, or a manifest id) keeps
+    its suffix in the id; if that is taken too, it becomes a failed line naming both."""
+    taken: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, Entry) and "id" in item.stated:
+            taken.setdefault(item.id, str(item.path or item.id))
+    for k, item in enumerate(items):
+        if not isinstance(item, Entry) or "id" in item.stated:
+            continue
+        ident = item.id
+        if ident in taken:
+            ident = Path(item.path).relative_to(item.base).as_posix()
+        if ident in taken:
+            items[k] = ManifestError(f"{item.path}: id '{ident}' is already used by {taken[ident]}", ident)
+            continue
+        item.id = ident
+        taken[ident] = str(item.path)
+
+
+def fill_from_file(entry: Entry) -> Entry:
+    """Citation fields the manifest did not state, read from the file; each one taken is
+    listed in entry.inferred. A file that cannot be read is left for the parser to report."""
+    if entry.path is None:
+        if "title" not in entry.stated and "title" not in entry.inferred:
+            entry.inferred.append("title")      # the manifest's fallback: the id
+        return entry
+    suffix = entry.path.suffix.lower()
+    found: dict = {}
+    if suffix == ".pdf":
+        from scirag.pdfmeta import read_pdf_meta
+        meta = read_pdf_meta(entry.path)
+        found = {f: getattr(meta, f) for f in METADATA_FIELDS if getattr(meta, f)}
+    elif suffix in (".md", ".markdown", ".html", ".htm"):
+        from scirag.parse import ParseError, parse_file
+        try:
+            title = parse_file(entry.path).title
+        except (ParseError, OSError):
+            title = None
+        if title:
+            found["title"] = title.strip()
+    for name in METADATA_FIELDS:
+        if name in entry.stated or name not in found:
+            continue
+        setattr(entry, name, found[name])
+        entry.inferred.append(name)
+    if "arxiv_id" in entry.stated and "doi" in entry.inferred and entry.doi.lower().startswith("10.48550/arxiv."):
+        entry.doi = f"10.48550/arXiv.{entry.arxiv_id}"    # the arXiv DOI follows the stated id
+    if "title" not in entry.stated and "title" not in entry.inferred:
+        # nothing stated, nothing read: the file name (the same for a file found in a
+        # folder and for a manifest line without a title, so --manifest-out repeats the run)
+        entry.title = entry.path.stem.replace("_", " ")
+        entry.inferred.append("title")
+    return entry
+
+
+def manifest_lines(found: Discovery, out: Path) -> list[str]:
+    """The inferred manifest as JSONL lines (and // comments), paths relative to out's folder.
+
+    Stated fields are top-level keys; what was read from each file is under "inferred"
+    for review only: it is read again on every run, and a value copied to a top-level
+    key becomes stated (a correction)."""
+    lines = ["// scirag ingest: the manifest this run inferred. Top-level keys are stated (license, source: "
+             "the document's rights); \"inferred\" shows what was read from the file and is read again "
+             "on every run: copy a corrected value to a top-level key to state it."]
+    folder = out.resolve().parent
+    for line_no, item in found.items:
+        if isinstance(item, ManifestError):
+            lines.append(f"// line {line_no} failed: {item}")
+            continue
+        obj: dict = {"id": item.id}
+        if item.path is not None:
+            p = item.path.resolve()
+            obj["path"] = p.relative_to(folder).as_posix() if p.is_relative_to(folder) else str(p)
+        else:
+            obj["text"] = item.text
+            obj["format"] = item.fmt
+        for key in ("title", "authors", "year", "doi", "arxiv_id", "journal"):
+            if key in item.stated:
+                obj[key] = getattr(item, key)
+        obj["license"] = item.license
+        obj["source"] = item.source
+        if item.inferred:
+            obj["inferred"] = {f: getattr(item, f) for f in item.inferred}
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    return lines
+
+
+def write_manifest(found: Discovery, out: Path) -> list[str]:
+    """Writes the inferred manifest to out; returns the paths it had to write absolute
+    (outside out's folder: a re-run needs --allow-outside)."""
+    lines = manifest_lines(found, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [json.loads(x)["path"] for x in lines
+            if not x.startswith("//") and Path(json.loads(x).get("path", "")).is_absolute()]

@@ -1,0 +1,4 @@
+-- Revert scirag:schema/kw_blocks
+BEGIN;
+DROP TABLE scirag.kw_blocks;
+COMMIT;

@@ -1,0 +1,11 @@
+-- Verify scirag:functions/search_graph
+DO $$
+BEGIN
+  ASSERT to_regprocedure('scirag.search_graph(text, int)') IS NOT NULL, 'search_graph missing';
+  ASSERT to_regprocedure('scirag.graph_seed_entities(text, text[])') IS NOT NULL, 'graph_seed_entities missing';
+  ASSERT NOT (SELECT prosecdef FROM pg_proc WHERE oid = 'scirag.search_graph(text, int)'::regprocedure),
+    'search_graph must be SECURITY INVOKER';
+  ASSERT has_function_privilege('scirag_reader', 'scirag.search_graph(text, int)', 'EXECUTE'),
+    'reader cannot run search_graph';
+  ASSERT (SELECT count(*) FROM scirag.search_graph('', 10)) = 0, 'search_graph of an empty question returned rows';
+END $$;

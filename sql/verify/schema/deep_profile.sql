@@ -1,0 +1,6 @@
+-- Verify scirag:schema/deep_profile
+DO $$
+BEGIN
+  ASSERT (SELECT config->'layers' FROM scirag.retrieval_profiles WHERE name = 'deep')
+         = '["vector", "keyword", "graph", "community"]'::jsonb, 'deep profile: vector, keyword, graph, community';
+END $$;

@@ -1,0 +1,85 @@
+-- Issue 13, the SQL side: a LOGIN role in scirag_reader tries to break or bend the
+-- server through what it sends; each attack must end in a clear error (SQLSTATE
+-- 22023, naming what was wrong) or change nothing. The end-to-end attacks (real
+-- logins, manifests, timing, fuzz) are in tests/py/test_security_adversarial.py.
+BEGIN;
+SELECT plan(22);
+\ir helpers/fixtures.psql
+
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_doc('sa-pub', 'public', 'src_a', ARRAY['Barley straw is baled in Osgood County.', 'Corn stover yields.']) AS pub \gset
+SELECT tests.add_doc('sa-res', 'restricted', 'src_a', ARRAY['cellulas secret saccharification yields']) AS res \gset
+SELECT tests.add_doc('sa-retr', 'public', 'src_a', ARRAY['a retracted straw claim'], retracted => true) AS retr \gset
+SELECT tests.login_role('attacker', 'scirag_reader') AS attacker \gset
+SELECT tests.login_role('ghost') AS ghost \gset
+SELECT tests.as_role(NULL);
+INSERT INTO scirag.role_ceilings (role_name, licenses, note)
+VALUES (:'ghost', ARRAY['public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown'], 'test: to be dropped');
+DROP ROLE :"ghost";
+
+SELECT tests.as_role(:'attacker');
+
+-- ---------------------------------------------------------------- options (item 9)
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"rrf_k": -1}')$$, '22023',
+  'scirag.retrieve: option "rrf_k" must be an integer between 1 and 10000 (got -1)',
+  'rrf_k = -1 (a division by zero before) is refused, naming the option and its bounds');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', -5)$$, '22023',
+  'scirag.retrieve: option "k" must be an integer between 1 and 1000 (got -5)', 'a negative k is refused');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"depth": "abc"}')$$, '22023',
+  'scirag.retrieve: option "depth" must be an integer between 1 and 1000 (got string)', 'depth "abc": no raw cast error');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"weights": {"vector": "abc"}}')$$, '22023',
+  'scirag.retrieve: option "weights.vector" must be a number between 0 and 100 (got string)', 'a weight that is not a number');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"layers": "vector"}')$$, '22023',
+  'scirag.retrieve: option "layers" must be an array of layer names (got string)', 'layers must be an array');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"pool": 1000000}')$$, '22023',
+  'scirag.retrieve: option "pool" must be an integer between 1 and 1000 (got 1000000)', 'pool has an upper bound');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"depths": {"vector": 100000}}')$$, '22023',
+  'scirag.retrieve: option "depths.vector" must be an integer between 0 and 1000 (got 100000)', 'per-layer depth has an upper bound');
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"layer": ["vector"]}')$$, '22023', NULL,
+  'an unknown option (a typo) is refused instead of ignored');
+SELECT is((scirag.retrieve_config('interactive', 7, '{"depth": 30, "weights": {"vector": 0.9}}')->'weights'->>'keyword') IS NOT NULL
+          AND (scirag.retrieve_config('interactive', 7, '{"depth": 30}')->>'depth') = '30'
+          AND (scirag.retrieve_config('interactive', 7, '{}')->>'k') = '7', true,
+  'retrieve_config: profile + options into one configuration, weights merged key by key');
+
+-- ---------------------------------------------------------------- lengths (item 4)
+SELECT throws_ok($$SELECT * FROM scirag.retrieve(repeat('A. ', 1400) || 'corn', 5)$$, '22023',
+  'scirag.retrieve: the question is 4204 characters long, at most 4000 allowed', 'a question over 4000 characters is refused');
+SELECT throws_ok($$SELECT * FROM scirag.text_units(repeat('x', 2000001))$$, '22023', NULL, 'text_units refuses a body over 2,000,000 characters');
+SELECT is((SELECT count(*)::int FROM scirag.text_units(repeat('Corn grows well. ', 3000))), 3000,
+  'text_units splits 3,000 sentences (linear: it took seconds before)');
+
+-- ---------------------------------------------------------------- model files (item 3)
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"rerank": {"reranker": "cross_encoder", "model_path": "/etc"}}')$$,
+  '22023', NULL, 'retrieve: a reader cannot pick the model file the server loads');
+SELECT throws_like($$SELECT * FROM scirag.rerank('q', ARRAY[1]::bigint[], ARRAY['a'], '{"reranker": "cross_encoder", "model_path": "/proc/self/environ"}')$$,
+  '%"model_path" is not accepted from callers%', 'rerank: nor directly');
+
+-- ---------------------------------------------------------------- strict settings (item 10)
+SET LOCAL scirag.exclude_retracted = 't';
+SELECT throws_ok($$SELECT count(*) FROM scirag.documents$$, '22023', 'scirag.exclude_retracted: invalid value "t"',
+  'exclude_retracted = t (silently "off" before) fails every query');
+SET LOCAL scirag.exclude_retracted = 'TRUE';
+SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub'],
+  'exclude_retracted = TRUE hides the retracted document');
+SET LOCAL scirag.exclude_retracted = 'off';
+SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub', 'sa-retr'],
+  'exclude_retracted = off keeps it');
+SELECT set_config('scirag.exclude_documents', 'sa-pub,no-such-doc,sa-res', true) AS _s \gset
+SELECT is(scirag.current_scope()->>'excluded_documents_unresolved', '2',
+  'current_scope reports the listed ids that match nothing visible (unknown and hidden alike)');
+SELECT set_config('scirag.exclude_documents', '', true) AS _s \gset
+SELECT set_config('scirag.sources', repeat('s,', 40000), true) AS _s \gset
+SELECT throws_ok($$SELECT count(*) FROM scirag.documents$$, '22023', NULL, 'an oversized scirag.sources is refused');
+SELECT set_config('scirag.sources', '', true) AS _s \gset
+
+-- ---------------------------------------------------------------- ceilings (item 8)
+SELECT lives_ok($$SELECT count(*) FROM scirag.retrieve('straw', 3, 'interactive', '{"layers": ["keyword"]}')$$,
+  'a ceiling row of a dropped role breaks no reader');
+SELECT is(scirag.scope_licenses(), ARRAY['open_commercial', 'public'], '... and widens nothing');
+SELECT tests.as_role(NULL);
+SELECT throws_ok($$INSERT INTO scirag.role_ceilings (role_name, licenses) VALUES ('no_such_role_sa', '{public}')$$,
+  '42704', NULL, 'a ceiling for a role that does not exist is refused');
+
+SELECT * FROM finish();
+ROLLBACK;

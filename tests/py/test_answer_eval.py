@@ -1,0 +1,77 @@
+"""`scirag eval answer` on question sets with acceptable answers (JSONL): loading,
+the README normalisation, answer correct / cited chunk holds the answer, and the
+near-miss unanswerable set shipped in domain/ (no database)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scirag import evalqa
+from scirag.db import ROOT
+
+
+def write(tmp_path, items, name="q.jsonl"):
+    p = tmp_path / name
+    p.write_text("\n".join(json.dumps(x) for x in items) + "\n", encoding="utf-8")
+    return p
+
+
+def test_jsonl_questions_carry_answers_paper_and_tags(tmp_path):
+    p = write(tmp_path, [
+        {"paper": "p1", "id": "p1-q1", "question": "What?", "answers": ["65.99", "65.99 ± 0.58%"], "where": "Table 1"},
+        {"paper": "p1", "id": "p1-u1", "question": "What else?", "answers": []}])
+    q1, u1 = evalqa.load_questions(p)
+    assert q1.answers == ["65.99", "65.99 ± 0.58%"] and q1.reference_documents == ["p1"]
+    assert "table" in q1.tags and not q1.unanswerable
+    assert u1.unanswerable and u1.reference_documents == [] and u1.answers == []
+
+
+@pytest.mark.parametrize("line,message", [
+    ("not json", "not JSON"), ({"id": "x"}, "needs an id and a question"),
+    ({"id": "x", "question": "q", "answers": "65.99"}, "list of non-empty strings"),
+    ({"id": "x", "question": "q", "answers": ["1"], "tags": ["unanswerable"]}, "has no answers"),
+])
+def test_bad_question_lines_are_refused_with_the_line_named(tmp_path, line, message):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(line if isinstance(line, str) else json.dumps(line), encoding="utf-8")
+    with pytest.raises(evalqa.QuestionError, match=message):
+        evalqa.load_questions(p)
+
+
+def test_duplicate_ids_across_files_are_refused(tmp_path):
+    a = write(tmp_path, [{"id": "x", "question": "q", "answers": ["1"]}], "a.jsonl")
+    b = write(tmp_path, [{"id": "x", "question": "q2", "answers": []}], "b.jsonl")
+    with pytest.raises(evalqa.QuestionError, match="duplicate"):
+        evalqa.load_question_files([a, b])
+
+
+def test_answers_match_after_nfkc_quote_dash_and_whitespace_normalisation():
+    assert evalqa.holds_answer("by masking the logit to\n -∞ during search", ["masking the logit to −∞"])
+    assert evalqa.holds_answer("the “GPT-2 byte level BPE  tokenizer”", ["GPT-2 byte level BPE tokenizer"])
+    assert evalqa.holds_answer("trained on OPT-\n175B", ["OPT-175B"])
+    assert not evalqa.holds_answer("65.9 ± 0.58%", ["65.99"])
+    # cell values compare without whitespace (the papers' README), never inside a longer number
+    assert evalqa.holds_answer("Reptile: 65 . 99 ± 0 . 58%", ["65.99"])
+    assert not evalqa.holds_answer("Reptile: 165.99", ["65.99"]) and not evalqa.holds_answer("0.7201", ["0.720"])
+
+
+def test_answer_correct_and_cited_chunk_holds_the_answer():
+    q = evalqa.Question("x", "q?", answers=["65.99"], reference_documents=["p"])
+    result = {"answer": "Reptile + Transduction; 5-shot 5-way: 65.99 ± 0.58% [1]",
+              "citations": [{"n": 1, "chunk_id": 7}],
+              "retrieval": [{"chunk_id": 7, "content": "Reptile + Transduction | 49.97 | 65.99 ± 0.58%"},
+                            {"chunk_id": 8, "content": "other"}],
+              "prompt_sources": []}
+    assert evalqa.answer_scores(result, q, False, False) == (True, True)
+    wrong = dict(result, answer="MAML: 63.11 [1]", citations=[{"n": 2, "chunk_id": 8}])
+    assert evalqa.answer_scores(wrong, q, False, False) == (False, False)
+    # an abstention on an answerable question is wrong; an unanswerable question is not scored
+    assert evalqa.answer_scores(result, q, False, True) == (False, False)
+    assert evalqa.answer_scores(result, q, True, True) == (None, None)
+
+
+def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
+    qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
+    assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)
+    assert len({q.id for q in qs}) == len(qs)
