@@ -71,7 +71,7 @@ AS $$
     "depth":         {"type": "integer", "min": 1, "max": 1000},
     "depths":        {"type": "map", "keys": ["vector", "keyword"], "of": {"type": "integer", "min": 0, "max": 1000}},
     "fusion":        {"type": "enum", "values": ["rrf", "score"]},
-    "keyword_scale": {"type": "enum", "values": ["max", "minmax"]},
+    "keyword_scale": {"type": "enum", "values": ["max", "minmax", "auto"]},
     "proximity":     {"type": "number", "min": 0, "max": 100},
     "rrf_k":         {"type": "integer", "min": 1, "max": 10000},
     "pool":          {"type": "integer", "min": 1, "max": 1000},
@@ -272,6 +272,7 @@ DECLARE
   fail_layers text[];
   depth int;
   fusion text;
+  kw_scale text;        -- BM25 scaling for score fusion, 'auto' resolved
   budget double precision;
   qvec public.vector := query_embedding;
   embed_status text;
@@ -389,6 +390,16 @@ BEGIN
     END IF;
   END LOOP;
 
+  -- BM25 scaling for score fusion. 'auto' is min-max when the graph or community layer
+  -- found anything (their hits must be able to outrank the keyword tail: the demo's
+  -- multi-hop answer ranks 9th with min-max, 12th with max) and max otherwise, where
+  -- max is what measured best (SciFact, SciTab): deep then ranks exactly as interactive.
+  kw_scale := coalesce(cfg->>'keyword_scale', 'max');
+  IF kw_scale = 'auto' THEN
+    kw_scale := CASE WHEN EXISTS (SELECT 1 FROM unnest(hits) h WHERE h.layer IN ('graph', 'community'))
+                          THEN 'minmax' ELSE 'max' END;
+  END IF;
+
   -- Fuse once into a candidate pool (k, or a preset's top_k_rrf when later stages choose from it).
   t0 := clock_timestamp();
   SELECT coalesce(array_agg(fr.chunk_id ORDER BY fr.score DESC, fr.chunk_id), '{}'),
@@ -398,11 +409,12 @@ BEGIN
   FROM (SELECT * FROM (SELECT * FROM scirag.fuse_rrf(hits, cfg->'weights', coalesce((cfg->>'rrf_k')::int, 60))
                        WHERE fusion = 'rrf'
                        UNION ALL
-                       SELECT * FROM scirag.fuse_scores(hits, cfg->'weights', coalesce(cfg->>'keyword_scale', 'max'))
+                       SELECT * FROM scirag.fuse_scores(hits, cfg->'weights', kw_scale)
                        WHERE fusion = 'score') u
         ORDER BY u.score DESC, u.chunk_id
         LIMIT greatest(k, coalesce((cfg->>'pool')::int, k))) fr;
   stages := stages || jsonb_build_object('stage', 'fuse', 'status', 'ok', 'method', fusion,
+    'keyword_scale', CASE WHEN fusion = 'score' THEN kw_scale END,
     'ms', round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2),
     'candidates', (SELECT count(DISTINCT h.chunk_id) FROM unnest(hits) h));
 
@@ -460,7 +472,7 @@ BEGIN
     'stages', stages)::text, false);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve(text, int, text, jsonb, public.vector) IS
-  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. Options are resolved and checked by scirag.retrieve_config (bounds in scirag.retrieve_option_schema(); the question is at most 4000 characters): layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), keyword_scale (max or minmax, score fusion), proximity (BM25 proximity weight, default the bm25_proximity setting), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
+  'Hybrid retrieval in one call: runs the profile''s layers inside the caller''s scope, fuses them (score fusion or weighted RRF, per profile) and returns ranked, cited chunks. Options are resolved and checked by scirag.retrieve_config (bounds in scirag.retrieve_option_schema(); the question is at most 4000 characters): layers, weights, budgets_ms, depth, depths (per layer), fusion (score or rrf), keyword_scale (max, minmax, or auto = minmax when the graph or community layer found anything, else max; score fusion), proximity (BM25 proximity weight, default the bm25_proximity setting), rrf_k, pool, rerank (scirag.rerank options), mmr, mmr_lambda, preset (a scirag.presets name). With query_embedding given no PL/Python runs. Trace: scirag.last_trace().';
 REVOKE ALL ON FUNCTION scirag.retrieve_option_schema(), scirag.retrieve_config(text, int, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.retrieve_option_schema(), scirag.retrieve_config(text, int, jsonb) TO scirag_reader, scirag_loader;
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),

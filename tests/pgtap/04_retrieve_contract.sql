@@ -7,7 +7,7 @@
 -- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(40);
+SELECT plan(43);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
@@ -205,6 +205,24 @@ SELECT results_eq(
     FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 3, query_embedding => tests.frame_vec(0))) x$$,
   $$VALUES (true, 'score')$$,
   'the interactive profile fuses by score, and the trace says which fusion ran');
+
+SELECT results_eq(
+  $$SELECT chunk_id, round(score::numeric, 9) FROM scirag.retrieve('ptarmigan plumage', k => 5,
+      query_embedding => tests.frame_vec(0), options => '{"keyword_scale": "auto"}')$$,
+  $$SELECT chunk_id, round(score::numeric, 9) FROM scirag.retrieve('ptarmigan plumage', k => 5,
+      query_embedding => tests.frame_vec(0), options => '{"keyword_scale": "max"}')$$,
+  'keyword_scale auto without graph or community hits ranks and scores exactly as max');
+SELECT ok((SELECT array_agg(round(score::numeric, 9) ORDER BY rank) FROM scirag.retrieve('ptarmigan plumage', k => 5,
+             query_embedding => tests.frame_vec(0), options => '{"keyword_scale": "auto"}'))
+          IS DISTINCT FROM
+          (SELECT array_agg(round(score::numeric, 9) ORDER BY rank) FROM scirag.retrieve('ptarmigan plumage', k => 5,
+             query_embedding => tests.frame_vec(0), options => '{"keyword_scale": "minmax"}')),
+  '... and differs from minmax here (so the comparison above can fail)');
+SELECT is((SELECT s->>'keyword_scale'
+           FROM (SELECT count(*) FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0),
+                   options => '{"keyword_scale": "auto"}')) x,
+                jsonb_array_elements(scirag.last_trace()->'stages') s WHERE s->>'stage' = 'fuse'),
+  'max', 'auto resolves to max when neither graph nor community found anything');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from scirag import db
+from scirag.cli_options import DsnOption
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="scirag: retrieval-augmented QA over scientific documents, inside PostgreSQL.")
@@ -16,7 +17,6 @@ eval_app = typer.Typer(no_args_is_help=True, help="Evaluation harness.")
 app.add_typer(db_app, name="db")
 app.add_typer(eval_app, name="eval")
 
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
 
 
 @db_app.command("init")

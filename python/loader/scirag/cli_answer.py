@@ -14,8 +14,8 @@ from typing import List, Optional
 import typer
 
 from scirag import db
+from scirag.cli_options import DsnOption
 
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
 LicensesOption = typer.Option(None, "--licenses",
                               help="scirag.licenses for the call (narrows the reader's ceiling; default: public,open_commercial)")
 

@@ -8,10 +8,10 @@ from typing import Optional
 import typer
 
 from scirag import db
+from scirag.cli_options import DsnOption
 
 graph_app = typer.Typer(no_args_is_help=True, help="Knowledge graph: extraction, entity resolution, communities.")
 
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
 DomainOption = typer.Option(None, "--domain", help="domain file (default: SCIRAG_DOMAIN or domain/domain.yaml)")
 
 

@@ -10,8 +10,8 @@ import psycopg
 import typer
 
 from scirag import db
+from scirag.cli_options import DsnOption
 
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
 
 
 def admin_connect(dsn: Optional[str]) -> psycopg.Connection:

@@ -15,10 +15,10 @@ import psycopg
 import typer
 
 from scirag import db
+from scirag.cli_options import DsnOption
 
 preset_app = typer.Typer(no_args_is_help=True, help="Named retrieval / consolidation / augmentation presets.")
 
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string (default: SCIRAG_DSN, PG*, or the project cluster)")
 
 
 def _fail(exc: Exception) -> None:

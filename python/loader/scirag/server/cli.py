@@ -8,10 +8,10 @@ from typing import Optional
 import typer
 
 from scirag import db
+from scirag.cli_options import dsn_option
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys of the HTTP/MCP server (admin; stored hashed).")
-DsnOption = typer.Option(None, "--dsn", help="libpq connection string of an admin login "
-                                             "(default: SCIRAG_DSN, PG*, or the project cluster)")
+DsnOption = dsn_option("libpq connection string of an admin login (default: SCIRAG_DSN, PG*, or the project cluster)")
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
