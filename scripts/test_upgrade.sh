@@ -10,8 +10,14 @@ DB="${SCIRAG_UPGRADE_DB:-scirag_upgrade}"
 dsn="$(scirag_dsn "$DB")"
 tag="$(grep '^@' "$SCIRAG_ROOT/sqitch.plan" | tail -1 | cut -d' ' -f1)"
 # The release's own loader: HEAD's may write columns that the release does not have.
+# (In a shallow clone the oldest commit at hand would seem to add the tag: fetch the history.)
+if [ "$(git -C "$SCIRAG_ROOT" rev-parse --is-shallow-repository)" = true ]; then
+  git -C "$SCIRAG_ROOT" fetch -q --unshallow || die "upgrade test: a shallow clone, and its history could not be fetched"
+fi
 release="$(git -C "$SCIRAG_ROOT" log --format=%H -S"$tag " -- sqitch.plan | tail -1)"
 [ -n "$release" ] || die "upgrade test: no commit adds $tag to sqitch.plan (is this a shallow clone? git fetch --unshallow)"
+last="$(git -C "$SCIRAG_ROOT" show "$release:sqitch.plan" | grep -v '^[[:space:]]*$' | tail -1 | cut -d' ' -f1)"
+[ "$last" = "$tag" ] || die "upgrade test: commit ${release:0:10} adds $tag but also changes after it: release commits hold the tag last"
 old="$(mktemp -d)"
 trap 'rm -rf "$old"' EXIT
 git -C "$SCIRAG_ROOT" archive "$release" python domain | tar -x -C "$old"
