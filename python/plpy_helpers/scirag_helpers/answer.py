@@ -264,9 +264,6 @@ class Unit:
     is_caption: bool = False                      # a table or figure caption: describes, rarely answers
 
 
-def split_sentences(paragraph: str) -> list[str]:
-    return checks.split_sentences(paragraph)
-
 
 def table_rows(lines: list[str]) -> list[list[tuple[str, str]]]:
     """Rows of a pipe table as (column name, cell) pairs, the label first: the same
@@ -306,7 +303,7 @@ def units_of(source: dict) -> list[Unit]:
             cur.append(re.sub(r"^\s*[-*•]\s+", "", x))
         if cur:
             paragraphs.append(" ".join(cur))
-        for sent in (s for p in paragraphs for s in split_sentences(p)):
+        for sent in (s for p in paragraphs for s in checks.split_sentences(p)):
             words = re.findall(r"[A-Za-z]{2,}", sent)
             if len(words) < 4 or len(sent) < 25 or sent.isupper():
                 continue   # headings, captions' stubs, extraction noise
@@ -1190,7 +1187,7 @@ def apply_preset(plpy, opts: dict, explicit: set) -> None:
 
 
 def sentence_count(text: str) -> int:
-    return sum(len(split_sentences(p)) for p in re.split(r"\n\s*\n", text or "") if p.strip())
+    return sum(len(checks.split_sentences(p)) for p in re.split(r"\n\s*\n", text or "") if p.strip())
 
 
 def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict]:
