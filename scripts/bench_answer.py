@@ -7,6 +7,7 @@ wall time seen by the client and of the function's own trace, overall and per st
   .venv/bin/python scripts/bench_answer.py --dsn "host=... dbname=scirag" [--questions domain/questions.yaml]
 
 A benchmark, not a test: it prints numbers and asserts nothing."""
+
 from __future__ import annotations
 
 import argparse
@@ -33,7 +34,7 @@ def main() -> None:
     qs = evalqa.load_question_files(args.questions or [evalqa.QUESTIONS_FILE])
     wall, inside, stages = [], [], {}
     with db.connect(args.dsn or db.default_dsn(), role=db.READER_ROLE, autocommit=True) as conn:
-        conn.execute("SELECT scirag.answer(%s, %s)", (qs[0].question, args.options))   # warm-up
+        conn.execute("SELECT scirag.answer(%s, %s)", (qs[0].question, args.options))  # warm-up
         for _ in range(args.rounds):
             for q in qs:
                 t0 = time.perf_counter()
@@ -42,9 +43,13 @@ def main() -> None:
                 inside.append(a["trace"]["ms"])
                 for s in a["trace"]["stages"]:
                     stages.setdefault(s["stage"], []).append(s["ms"])
+
     def line(name, xs):
-        return (f"{name:<12} n={len(xs):<4} p50 {percentile(xs, 50):7.1f} ms  p95 {percentile(xs, 95):7.1f} ms  "
-                f"max {max(xs):7.1f} ms  mean {statistics.mean(xs):7.1f} ms")
+        return (
+            f"{name:<12} n={len(xs):<4} p50 {percentile(xs, 50):7.1f} ms  p95 {percentile(xs, 95):7.1f} ms  "
+            f"max {max(xs):7.1f} ms  mean {statistics.mean(xs):7.1f} ms"
+        )
+
     print(f"scirag.answer {args.options} on {len(qs)} questions x {args.rounds} rounds")
     print(line("wall", wall))
     print(line("trace", inside))

@@ -22,6 +22,7 @@ and deletes the key afterwards.
    /v1/retrieve for ``--seconds`` seconds; prints requests, errors, throughput and
    latency percentiles (target: 0 errors).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,6 +80,7 @@ async def in_process(dsn, key, questions, rounds, k):
     """POST /v1/retrieve through the ASGI app in this process (no sockets, no uvicorn)
     against the same call on a direct async connection: what the app itself adds."""
     from scirag.server.app import create_app
+
     app = create_app(dsn)
     await app.app.state.service.open()
     sql = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
@@ -86,11 +88,24 @@ async def in_process(dsn, key, questions, rounds, k):
 
     async def asgi(q):
         body = json.dumps({"question": q, "k": k}).encode()
-        scope = {"type": "http", "method": "POST", "path": "/v1/retrieve", "raw_path": b"/v1/retrieve",
-                 "query_string": b"", "http_version": "1.1", "scheme": "http", "root_path": "",
-                 "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "state": {},
-                 "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
-                             (b"authorization", f"Bearer {key}".encode())]}
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/v1/retrieve",
+            "raw_path": b"/v1/retrieve",
+            "query_string": b"",
+            "http_version": "1.1",
+            "scheme": "http",
+            "root_path": "",
+            "server": ("127.0.0.1", 80),
+            "client": ("127.0.0.1", 1),
+            "state": {},
+            "headers": [
+                (b"host", b"127.0.0.1"),
+                (b"content-type", b"application/json"),
+                (b"authorization", f"Bearer {key}".encode()),
+            ],
+        }
         out = []
 
         async def receive():
@@ -98,6 +113,7 @@ async def in_process(dsn, key, questions, rounds, k):
 
         async def send(m):
             out.append(m)
+
         await app(scope, receive, send)
         assert out[0]["status"] == 200, out
 
@@ -142,8 +158,23 @@ def main() -> int:
         key = add_key(conn, KEY_NAME, "scirag_reader", rate_per_minute=1_000_000, note="scripts/bench_http.py")
     port = free_port()
     log = open(os.environ.get("BENCH_HTTP_LOG", "/tmp/bench_http_server.log"), "wb")
-    server = subprocess.Popen([sys.executable, "-m", "scirag.cli", "serve", "--dsn", dsn, "--port", str(port),
-                               "--pool-size", str(args.pool_size)], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scirag.cli",
+            "serve",
+            "--dsn",
+            dsn,
+            "--port",
+            str(port),
+            "--pool-size",
+            str(args.pool_size),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -161,6 +192,7 @@ def main() -> int:
             c = Client(port, key)
             for q in questions[:3]:
                 c.request("POST", "/v1/retrieve", {"question": q, "k": args.k})
+
         ts = [threading.Thread(target=warm) for _ in range(args.clients)]
         [t.start() for t in ts]
         [t.join() for t in ts]
@@ -185,6 +217,7 @@ def main() -> int:
                 status, body = web.request("POST", "/v1/retrieve", {"question": q, "k": args.k})
                 assert status == 200, body[:200]
                 json.loads(body)
+
             return f
 
         def sql_scope():
@@ -201,8 +234,9 @@ def main() -> int:
 
         results, cpu = {}, {}
         for name, make_sql, make_http in (
-                ("retrieve", sql_retrieve, http_retrieve),
-                ("scope", lambda q: sql_scope, lambda q: http_scope)):
+            ("retrieve", sql_retrieve, http_retrieve),
+            ("scope", lambda q: sql_scope, lambda q: http_scope),
+        ):
             s_ms, h_ms, diff = [], [], []
             cpu0 = server_cpu_ms()
             for i in range(args.rounds):
@@ -221,18 +255,26 @@ def main() -> int:
         inproc = asyncio.run(in_process(dsn, key, questions, args.rounds, args.k))
 
         print(f"part 1: overhead, {args.rounds} pairs each, k={args.k}, {len(questions)} seed questions (ms)")
-        print(f"{'call':<10} {'SQL p50':>9} {'SQL p95':>9} {'HTTP p50':>9} {'HTTP p95':>9} {'overhead p50':>13} "
-              f"{'p50 diff':>9}")
+        print(
+            f"{'call':<10} {'SQL p50':>9} {'SQL p95':>9} {'HTTP p50':>9} {'HTTP p95':>9} {'overhead p50':>13} "
+            f"{'p50 diff':>9}"
+        )
         for name, (s_ms, h_ms, diff) in results.items():
-            print(f"{name:<10} {pct(s_ms, 50):9.2f} {pct(s_ms, 95):9.2f} {pct(h_ms, 50):9.2f} {pct(h_ms, 95):9.2f} "
-                  f"{pct(h_ms, 50) - pct(s_ms, 50):13.2f} {statistics.median(diff):9.2f}")
+            print(
+                f"{name:<10} {pct(s_ms, 50):9.2f} {pct(s_ms, 95):9.2f} {pct(h_ms, 50):9.2f} {pct(h_ms, 95):9.2f} "
+                f"{pct(h_ms, 50) - pct(s_ms, 50):13.2f} {statistics.median(diff):9.2f}"
+            )
 
         s_ms, a_ms, diff = inproc
-        print(f"{'in-proc':<10} {pct(s_ms, 50):9.2f} {pct(s_ms, 95):9.2f} {pct(a_ms, 50):9.2f} {pct(a_ms, 95):9.2f} "
-              f"{pct(a_ms, 50) - pct(s_ms, 50):13.2f} {statistics.median(diff):9.2f}   (retrieve: the app called "
-              f"as ASGI in this process vs SQL: the door without sockets)")
-        print("server process CPU per HTTP request (ms; load-independent): "
-              + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
+        print(
+            f"{'in-proc':<10} {pct(s_ms, 50):9.2f} {pct(s_ms, 95):9.2f} {pct(a_ms, 50):9.2f} {pct(a_ms, 95):9.2f} "
+            f"{pct(a_ms, 50) - pct(s_ms, 50):13.2f} {statistics.median(diff):9.2f}   (retrieve: the app called "
+            f"as ASGI in this process vs SQL: the door without sockets)"
+        )
+        print(
+            "server process CPU per HTTP request (ms; load-independent): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
+        )
         print(f"load average during part 1: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
         # -- part 2: load ----------------------------------------------------
@@ -249,7 +291,7 @@ def main() -> int:
                 try:
                     status, body = c.request("POST", "/v1/retrieve", {"question": q, "k": args.k})
                     ok = status == 200
-                except Exception as exc:  # noqa: BLE001 - counted, reported
+                except Exception as exc:  # counted, reported
                     ok, status = False, repr(exc)
                     c = Client(port, key)
                 ms = (time.perf_counter() - t0) * 1000
@@ -262,8 +304,10 @@ def main() -> int:
         [t.join() for t in ts]
         wall = time.monotonic() - t0
         print(f"\npart 2: load, {args.clients} concurrent clients, {wall:.1f} s, POST /v1/retrieve")
-        print(f"requests {len(lat) + len(errors)}  errors {len(errors)}  throughput {len(lat) / wall:.1f}/s  "
-              f"latency p50 {pct(lat, 50):.1f} ms  p95 {pct(lat, 95):.1f} ms  max {max(lat):.1f} ms")
+        print(
+            f"requests {len(lat) + len(errors)}  errors {len(errors)}  throughput {len(lat) / wall:.1f}/s  "
+            f"latency p50 {pct(lat, 50):.1f} ms  p95 {pct(lat, 95):.1f} ms  max {max(lat):.1f} ms"
+        )
         if errors:
             print("errors:", errors[:10])
         ok = pct(results["retrieve"][1], 50) - pct(results["retrieve"][0], 50) <= 5 and not errors

@@ -10,6 +10,7 @@ Prints p50/p95 of each and checks retrieve p50 <= 1.5 x (HNSW p50 + keyword p50)
     .venv/bin/python scripts/bench_latency.py ../shared/data/scifact [--limit N]
 Requires the corpus loaded by `scirag eval beir DIR` first.
 """
+
 import argparse
 import json
 import sys
@@ -33,7 +34,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--dsn", default=None)
     args = ap.parse_args()
-    dsn = beir_dsn(args.dsn or db.default_dsn(), args.corpus_dir)
+    dsn = beir_dsn(args.dsn, args.corpus_dir)
     queries, _ = read_queries(args.corpus_dir, args.split)
     items = list(queries.values())[: args.limit] if args.limit else list(queries.values())
     t = {"retrieve": [], "hnsw": [], "keyword": [], "embed": []}
@@ -41,10 +42,11 @@ def main() -> None:
         conn.execute("SET hnsw.ef_search = 100")  # so LIMIT 100 really returns 100 rows
         conn.execute("SELECT scirag.embed_query('warm up the model')")
         for i, q in enumerate(items):
+
             def run_retrieve():
                 # a fresh text per run defeats the query cache, so the embedding is really computed
                 s = time.perf_counter()
-                conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10)", (q + f" #{i}",)).fetchone()  # noqa: B023 (run within this iteration)
+                conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10)", (q + f" #{i}",)).fetchone()  # noqa: B023 - run within this iteration
                 t["retrieve"].append((time.perf_counter() - s) * 1000)
                 trace = conn.execute("SELECT scirag.last_trace()").fetchone()[0]
                 t["embed"].append(next(st["ms"] for st in trace["stages"] if st["stage"] == "embed"))
@@ -53,16 +55,16 @@ def main() -> None:
 
             def run_hnsw():
                 s = time.perf_counter()
-                conn.execute(HNSW, (vec,)).fetchall()  # noqa: B023 (run within this iteration)
+                conn.execute(HNSW, (vec,)).fetchall()  # noqa: B023 - run within this iteration
                 t["hnsw"].append((time.perf_counter() - s) * 1000)
 
             def run_keyword():
                 s = time.perf_counter()
-                conn.execute("SELECT count(*) FROM scirag.search_keyword(%s, 100)", (q,)).fetchone()  # noqa: B023 (run within this iteration)
+                conn.execute("SELECT count(*) FROM scirag.search_keyword(%s, 100)", (q,)).fetchone()  # noqa: B023 - run within this iteration
                 t["keyword"].append((time.perf_counter() - s) * 1000)
 
             runs = [run_retrieve, run_hnsw, run_keyword]
-            for fn in runs[i % 3:] + runs[: i % 3]:  # rotate the order: no stage always runs warm
+            for fn in runs[i % 3 :] + runs[: i % 3]:  # rotate the order: no stage always runs warm
                 fn()
             if (i + 1) % 200 == 0:
                 print(f"  {i + 1}/{len(items)} queries", file=sys.stderr, flush=True)
@@ -71,8 +73,10 @@ def main() -> None:
     for k in ("retrieve", "hnsw", "keyword", "embed"):
         print(f"  {k:<9} p50 {p[k][0]:8.2f}   p95 {p[k][1]:8.2f}")
     bound = 1.5 * (p["hnsw"][0] + p["keyword"][0]) + p["embed"][0]
-    print(f"target: retrieve p50 {p['retrieve'][0]:.2f} <= 1.5 x (hnsw + keyword) + embed = {bound:.2f}: "
-          f"{'MET' if p['retrieve'][0] <= bound else 'NOT MET'}")
+    print(
+        f"target: retrieve p50 {p['retrieve'][0]:.2f} <= 1.5 x (hnsw + keyword) + embed = {bound:.2f}: "
+        f"{'MET' if p['retrieve'][0] <= bound else 'NOT MET'}"
+    )
     print(json.dumps({k: {"p50": round(v[0], 2), "p95": round(v[1], 2)} for k, v in p.items()}))
 
 

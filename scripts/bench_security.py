@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Latency cost of the security checks (issue 13): p50/p95 of scirag.retrieve as the
-reader role on the demo corpus, per configuration, and of scirag.scope_is_empty().
+"""Latency cost of the security checks (issue 13): p50/p95 of scirag.retrieve and of
+scirag.answer as the reader role on the demo corpus, per configuration, and of
+scirag.scope_is_empty(). Used for the checks of v1.1 and for the wall (policies/reader_wall:
+the reader API runs as scirag_api, SECURITY DEFINER).
 
 Give two databases holding the same corpus, one deployed without the change and one
 with it (e.g. `sqitch revert --to schema/eval_answer_checks` on a copy): the calls
@@ -10,6 +12,7 @@ configuration, after one warm-up pass per database (the embedder loads once per 
 
     .venv/bin/python scripts/bench_security.py --dsn before="host=... dbname=A" --dsn after="host=... dbname=B"
 """
+
 import argparse
 import json
 import sys
@@ -24,8 +27,7 @@ import yaml  # noqa: E402
 from scirag import db  # noqa: E402
 from scirag.metrics import percentile  # noqa: E402
 
-CONFIGS = [("interactive", {}), ("interactive", {"layers": ["keyword"]}),
-           ("interactive", {"preset": "high-precision"})]
+CONFIGS = [("interactive", {}), ("interactive", {"layers": ["keyword"]}), ("interactive", {"preset": "high-precision"})]
 
 
 def main() -> None:
@@ -39,7 +41,7 @@ def main() -> None:
         label, _, dsn = item.partition("=")
         conns[label] = db.connect(dsn, role=db.READER_ROLE, autocommit=True)
     for conn in conns.values():
-        for q in questions:                                   # warm-up: embedder, plans, caches
+        for q in questions:  # warm-up: embedder, plans, caches
             conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10)", (q,)).fetchone()
     for profile, options in CONFIGS:
         ms = {label: [] for label in conns}
@@ -47,12 +49,27 @@ def main() -> None:
             for q in questions:
                 for label, conn in conns.items():
                     t0 = time.perf_counter()
-                    conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10, %s, %s)",
-                                 (q, profile, json.dumps(options))).fetchone()
+                    conn.execute(
+                        "SELECT count(*) FROM scirag.retrieve(%s, 10, %s, %s)", (q, profile, json.dumps(options))
+                    ).fetchone()
                     ms[label].append((time.perf_counter() - t0) * 1000)
         for label, xs in ms.items():
-            print(f"{label:8s} retrieve {profile} {json.dumps(options):34s} n={len(xs):3d} "
-                  f"p50={percentile(xs, 50):7.2f} ms  p95={percentile(xs, 95):7.2f} ms")
+            print(
+                f"{label:8s} retrieve {profile} {json.dumps(options):34s} n={len(xs):3d} "
+                f"p50={percentile(xs, 50):7.2f} ms  p95={percentile(xs, 95):7.2f} ms"
+            )
+    ms = {label: [] for label in conns}
+    for _ in range(args.reps):
+        for q in questions:
+            for label, conn in conns.items():
+                t0 = time.perf_counter()
+                conn.execute("SELECT scirag.answer(%s, '{}')", (q,)).fetchone()
+                ms[label].append((time.perf_counter() - t0) * 1000)
+    for label, xs in ms.items():
+        print(
+            f"{label:8s} answer (extractive){'':33s} n={len(xs):3d} "
+            f"p50={percentile(xs, 50):7.2f} ms  p95={percentile(xs, 95):7.2f} ms"
+        )
     ms = {label: [] for label in conns}
     for _ in range(300):
         for label, conn in conns.items():
@@ -60,8 +77,10 @@ def main() -> None:
             conn.execute("SELECT scirag.scope_is_empty()").fetchone()
             ms[label].append((time.perf_counter() - t0) * 1000)
     for label, xs in ms.items():
-        print(f"{label:8s} scope_is_empty(){'':36s} n={len(xs):3d} "
-              f"p50={percentile(xs, 50):7.2f} ms  p95={percentile(xs, 95):7.2f} ms")
+        print(
+            f"{label:8s} scope_is_empty(){'':36s} n={len(xs):3d} "
+            f"p50={percentile(xs, 50):7.2f} ms  p95={percentile(xs, 95):7.2f} ms"
+        )
     for conn in conns.values():
         conn.close()
 

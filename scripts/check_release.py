@@ -12,6 +12,7 @@ released scripts to NAME@TAG.sql) or through a new change.
 
 Standard library only, so CI can run it before anything is installed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,8 @@ DIRS = {"deploy": ROOT / "sql", "revert": ROOT / "sql" / "revert", "verify": ROO
 
 @dataclass
 class Entry:
-    line: str          # the plan line as written (its text feeds Sqitch's change ids)
-    name: str          # change name, or the tag name without '@'
+    line: str  # the plan line as written (its text feeds Sqitch's change ids)
+    name: str  # change name, or the tag name without '@'
     is_tag: bool
 
 
@@ -50,10 +51,9 @@ def script_path(entries: list[Entry], i: int, kind: str) -> Path:
     A change reworked later keeps its earlier instance in NAME@TAG.sql, TAG being the
     first tag between the two instances whose file exists (Sqitch's own rule)."""
     name = entries[i].name
-    later = next((j for j in range(i + 1, len(entries))
-                  if not entries[j].is_tag and entries[j].name == name), None)
+    later = next((j for j in range(i + 1, len(entries)) if not entries[j].is_tag and entries[j].name == name), None)
     if later is not None:
-        for e in entries[i + 1:later]:
+        for e in entries[i + 1 : later]:
             if e.is_tag:
                 candidate = DIRS[kind] / f"{name}@{e.name}.sql"
                 if candidate.exists():
@@ -71,10 +71,10 @@ def released(entries: list[Entry]) -> tuple[list[tuple[str, Path]], str | None, 
     for i, e in enumerate(entries[:last_tag]):
         if e.is_tag:
             continue
-        release = next(x.name for x in entries[i + 1:] if x.is_tag)
+        release = next(x.name for x in entries[i + 1 :] if x.is_tag)
         for kind in DIRS:
             out.append((f"{kind} {e.name}@{release}", script_path(entries, i, kind)))
-    prefix = "\n".join(e.line for e in entries[:last_tag + 1])
+    prefix = "\n".join(e.line for e in entries[: last_tag + 1])
     return out, entries[last_tag].name, hashlib.sha256(prefix.encode()).hexdigest()
 
 
@@ -89,8 +89,10 @@ def record() -> int:
     if tag is None:
         print("sqitch.plan has no tag: nothing is released yet", file=sys.stderr)
         return 1
-    lines = [f"# Frozen scripts of every change up to @{tag}: scripts/check_release.py checks them.",
-             f"{plan_digest}  plan up-to @{tag}"]
+    lines = [
+        f"# Frozen scripts of every change up to @{tag}: scripts/check_release.py checks them.",
+        f"{plan_digest}  plan up-to @{tag}",
+    ]
     lines += [f"{digest(p)}  {key}" for key, p in items]
     RECORD.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"recorded {len(items)} scripts of the changes up to @{tag} in {RECORD.relative_to(ROOT)}")
@@ -103,7 +105,9 @@ def check() -> int:
         print("check_release: no tag in sqitch.plan, nothing released")
         return 0
     if not RECORD.exists():
-        print(f"check_release: {RECORD.relative_to(ROOT)} is missing: run scripts/check_release.py --record after tagging")
+        print(
+            f"check_release: {RECORD.relative_to(ROOT)} is missing: run scripts/check_release.py --record after tagging"
+        )
         return 1
     recorded = {}
     for line in RECORD.read_text(encoding="utf-8").splitlines():
@@ -122,8 +126,10 @@ def check() -> int:
         have = digest(path)
         if have != want:
             what = "is missing" if have == "missing" else "was edited"
-            problems.append(f"{path.relative_to(ROOT)} {what}: {key.split(' ', 1)[1]} is released; "
-                            f"use `sqitch rework {key.split(' ', 1)[1].split('@')[0]}` or a new change")
+            problems.append(
+                f"{path.relative_to(ROOT)} {what}: {key.split(' ', 1)[1]} is released; "
+                f"use `sqitch rework {key.split(' ', 1)[1].split('@')[0]}` or a new change"
+            )
     for p in problems:
         print(f"check_release: {p}")
     if problems:

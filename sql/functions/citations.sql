@@ -1,15 +1,16 @@
 -- Deploy scirag:functions/citations
--- Citation links between corpus documents for readers. SECURITY INVOKER and plain
--- SQL: row-level security on document_citations (the citing document in scope, and a
--- resolved target only when that document is visible too) and on documents decides
--- what a caller sees; nothing here restates a scope rule.
+-- Citation links between corpus documents for readers. Plain SQL: row-level security
+-- on document_citations (the citing document in scope, and a resolved target only when
+-- that document is visible too) and on documents decides what a caller sees; nothing
+-- here restates a scope rule. Reworked (security wall, issue 13): readers hold no
+-- privilege on those tables, so policies/reader_wall (the last change) makes both
+-- functions SECURITY DEFINER owned by scirag_api, under the caller's row-level security.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.references(document bigint)
 RETURNS TABLE (cited_doi text, resolved boolean, cited_document_id bigint, external_id text, title text,
                year int, retracted boolean, origin text, chunk_id bigint)
 LANGUAGE sql STABLE
-SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
   -- Resolved references first (they point at documents the caller can open), then
@@ -27,7 +28,6 @@ CREATE OR REPLACE FUNCTION scirag.cited_by(document bigint)
 RETURNS TABLE (document_id bigint, external_id text, title text, year int, retracted boolean, origin text,
                chunk_id bigint)
 LANGUAGE sql STABLE
-SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT d.id, d.external_id, d.title, d.year, d.retracted, c.origin, c.chunk_id

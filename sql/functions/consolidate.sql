@@ -1,4 +1,6 @@
 -- Deploy scirag:functions/consolidate
+-- Reworked (issue 16): a chunk's body is chunks.body (stored by the loader), no
+-- longer its content with the title/section prefix stripped here.
 -- Consolidation (VulcanLab stage 2): retrieved chunks become context groups.
 -- Coverage-based replacement by the parent section, adjacent merging of nearby
 -- siblings, growth of groups shorter than min_content_length, repeated until
@@ -8,16 +10,8 @@
 -- lets the caller read it.
 BEGIN;
 
-CREATE TYPE scirag.consolidation_group AS (
-  document_id    bigint,
-  parent_ordinal int,
-  units          int[],
-  members        bigint[],
-  best           int,
-  replaced_by    bigint
-);
-COMMENT ON TYPE scirag.consolidation_group IS
-  'A context group while consolidating: the document, the parent section whose children it spans (units: their ordinals, ascending), the retrieved chunk ids it accounts for (members), the best input position among them, and the parent chunk that replaced them (if any).';
+-- scirag.consolidation_group (the type of a context group) was created by the first
+-- version of this change and is unchanged; a rework re-creates functions only.
 
 CREATE OR REPLACE FUNCTION scirag.consolidation_config(options jsonb)
 RETURNS jsonb
@@ -131,7 +125,6 @@ AS $$
 #variable_conflict use_column
 DECLARE
   u record;
-  doc_title text;
   bodies text[] := '{}';
   ords int[] := '{}';
   paths text[] := '{}';
@@ -142,13 +135,12 @@ DECLARE
   loc2 int[];
   i int;
 BEGIN
-  SELECT d.title INTO doc_title FROM scirag.documents d WHERE d.id = g.document_id;
-  FOR u IN SELECT c.ordinal AS ord, c.content AS c_content, c.section_path AS c_path,
+  FOR u IN SELECT c.ordinal AS ord, c.body AS c_body, c.section_path AS c_path,
                   c.line_start AS ls, c.line_end AS le
            FROM scirag.chunks c
            WHERE c.document_id = g.document_id AND c.ordinal = ANY (g.units)
            ORDER BY c.ordinal LOOP
-    bodies := bodies || scirag.chunk_body(u.c_content, doc_title, u.c_path);
+    bodies := bodies || u.c_body;
     ords := ords || u.ord;
     paths := paths || u.c_path;
     line_start := least(line_start, u.ls);
@@ -162,7 +154,7 @@ BEGIN
     section_path := paths[1];
     RETURN;
   END IF;
-  SELECT scirag.chunk_body(p.content, doc_title, p.section_path), p.section_path INTO pbody, ppath
+  SELECT p.body, p.section_path INTO pbody, ppath
   FROM scirag.chunks p WHERE p.document_id = g.document_id AND p.ordinal = g.parent_ordinal;
   section_path := coalesce(ppath, paths[1]);
   IF enrich_from_parent AND pbody IS NOT NULL THEN
@@ -311,11 +303,10 @@ BEGIN
         GROUP BY grp.document_id, grp.parent_ordinal),
       cov AS (
         SELECT par.*, p.id AS pid, p.level AS plevel, p.parent_ordinal AS pparent,
-               length(pb.body) AS plen, scirag.covered_length(pb.body, par.texts) AS glen
+               length(p.body) AS plen, scirag.covered_length(p.body, par.texts) AS glen
         FROM par
         JOIN scirag.chunks p ON p.document_id = par.document_id AND p.ordinal = par.parent_ordinal
-        JOIN scirag.documents d ON d.id = p.document_id
-        CROSS JOIN LATERAL (SELECT scirag.chunk_body(p.content, d.title, p.section_path) AS body) pb),
+        JOIN scirag.documents d ON d.id = p.document_id),
       ok AS (
         SELECT * FROM cov WHERE cov.plen > 0 AND cov.glen::float8 / cov.plen >= thr)
       SELECT * FROM ok WHERE ok.plevel = (SELECT max(o.plevel) FROM ok o)

@@ -1,11 +1,13 @@
 -- Deploy scirag:functions/deep_text
--- Reworked (issue 13): text_units scans with bounded windows (linear in the body;
--- it was quadratic) and refuses bodies over 2,000,000 characters.
--- Text primitives shared by parent enrichment and consolidation: a chunk's body
--- without its title/section-path prefix, word counts, finding one text inside
--- another (whitespace-insensitive), and the sliding window that cuts a long
--- parent down to a word budget on sentence boundaries. Plain SQL and PL/pgSQL,
--- so the deep stages run where PL/Python is not offered.
+-- Reworked (issue 16): text_units is PL/Python over scirag_helpers.text, the one
+-- sentence splitter the loader's chunker, the answer checks and the graph extractor
+-- use (it was a PL/pgSQL copy of the loader's rules); still linear and still capped
+-- at 2,000,000 characters (SQLSTATE 22023). chunk_body stays only as the rule that
+-- filled chunks.body for rows written before the column (schema/chunk_body).
+-- Reworked (issue 13): linear text_units and window_text, body length capped.
+-- Text primitives shared by parent enrichment and consolidation: word counts,
+-- finding one text inside another (whitespace-insensitive), and the sliding window
+-- that cuts a long parent down to a word budget on sentence boundaries.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.word_count(t text)
@@ -40,7 +42,7 @@ AS $$
   FROM h
 $$;
 COMMENT ON FUNCTION scirag.chunk_body(text, text, text) IS
-  'A chunk''s text without the "title / section path" prefix the loader prepends (the content itself when the prefix does not match).';
+  'The rule that filled chunks.body for rows written without it (schema/chunk_body): a chunk''s content without the "title / section path" prefix the loader prepends (the content itself when the prefix does not match). Readers use chunks.body.';
 
 CREATE OR REPLACE FUNCTION scirag.locate_text(haystack text, needle text, from_pos int DEFAULT 1)
 RETURNS int[]
@@ -120,141 +122,26 @@ COMMENT ON FUNCTION scirag.text_blocks(text) IS 'A text cut into 1024-character 
 
 CREATE OR REPLACE FUNCTION scirag.text_units(body text, headings text[] DEFAULT '{}')
 RETURNS TABLE (unit_no int, para_no int, s int, e int, words int, is_heading boolean)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpython3u IMMUTABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
-#variable_conflict use_variable
-DECLARE
-  -- The loader's list (python/loader/scirag/chunk.py): a full stop after these is not a sentence end.
-  abbrevs CONSTANT text[] := ARRAY['e.g', 'i.e', 'al', 'fig', 'figs', 'eq', 'eqs', 'tab', 'no', 'nos', 'vs',
-    'cf', 'approx', 'ca', 'dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'sec', 'ref', 'refs', 'vol', 'pp', 'resp',
-    'incl', 'dept', 'univ', 'est', 'min', 'max', 'avg', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug',
-    'sep', 'sept', 'oct', 'nov', 'dec', 'inc', 'ltd', 'co', 'corp', 'etc.,'];
-  pos int := 1;          -- where the current paragraph starts in body
-  raw text;
-  pstart int;
-  para text;
-  plen int;
-  line text;
-  lpos int;
-  m int;
-  mend int;
-  sstart int;
-  send int;
-  word text;
-  u int := 0;
-  pno int := 0;
-  win CONSTANT int := 512;
-  tail CONSTANT int := 64;
-  scan int;
-  r int;
-  chunk text;
-  piece text;
-  blocks text[];
-BEGIN
-  IF length(body) > 2000000 THEN
-    RAISE EXCEPTION 'scirag.text_units: the body is % characters long, at most 2000000 allowed', length(body)
-      USING ERRCODE = '22023';
-  END IF;
-  -- Paragraphs are separated by a blank line (the loader joins parts with
-  -- "\n\n"). Regular expressions run on one paragraph at a time: PostgreSQL
-  -- converts the whole subject string on every call.
-  FOREACH raw IN ARRAY string_to_array(coalesce(body, ''), E'\n\n') LOOP
-    pstart := pos;
-    pos := pos + length(raw) + 2;
-    CONTINUE WHEN btrim(raw, E' \t\r\n') = '';
-    pno := pno + 1;
-    pstart := pstart + length(raw) - length(ltrim(raw, E' \t\r\n'));
-    para := btrim(raw, E' \t\r\n');
-    plen := length(para);
-    blocks := scirag.text_blocks(para);
-
-    IF para = ANY (headings) OR para ~ '^#{1,6}\s' THEN
-      u := u + 1;
-      unit_no := u; para_no := pno; s := pstart; e := pstart + plen;
-      words := scirag.word_count(para); is_heading := true;
-      RETURN NEXT;
-    ELSIF NOT para ~ '(^|\n)[^|\n]*(\n|$)' THEN
-      -- A table (every line carries a cell separator): each row is a unit.
-      lpos := pstart;
-      FOREACH line IN ARRAY string_to_array(para, E'\n') LOOP
-        IF btrim(line) <> '' THEN
-          u := u + 1;
-          unit_no := u; para_no := pno;
-          s := lpos + length(line) - length(ltrim(line));
-          e := lpos + length(rtrim(line));
-          words := scirag.word_count(line); is_heading := false;
-          RETURN NEXT;
-        END IF;
-        lpos := lpos + length(line) + 1;
-      END LOOP;
-    ELSE
-      -- Prose: sentences, with the loader's rules (abbreviations, initials and
-      -- decimals do not end a sentence; the next one starts with a capital,
-      -- a digit, a quote or a bracket). Positions inside para are 1-based.
-      -- Linear (issue 13): every regular expression runs on a window of at most
-      -- `win` characters from the scan position, never on the whole paragraph (which
-      -- PostgreSQL would convert in full on each call: 2,000 sentences took 5.5 s).
-      -- A sentence boundary is a few characters long; a window ends `tail` characters
-      -- early unless it reaches the paragraph's end, so no boundary is cut in two.
-      sstart := 1;
-      mend := 1;
-      scan := 1;
-      LOOP
-        m := 0;
-        LOOP
-          chunk := substr(blocks[(scan - 1) / 1024 + 1] || coalesce(blocks[(scan - 1) / 1024 + 2], ''), (scan - 1) % 1024 + 1, win);
-          r := regexp_instr(chunk, '[.!?]["''”’)\]]*\s+[[:upper:][:digit:]"''“‘(\[]');
-          IF r > 0 AND (r <= win - tail OR scan + win > plen) THEN
-            m := scan + r - 1;
-            EXIT;
-          END IF;
-          EXIT WHEN scan + win > plen;           -- the paragraph's end: no more boundaries
-          scan := scan + CASE WHEN r > 0 THEN r - 1 ELSE win - tail END;
-        END LOOP;
-        EXIT WHEN m = 0;
-        chunk := substr(blocks[(m - 1) / 1024 + 1] || coalesce(blocks[(m - 1) / 1024 + 2], ''), (m - 1) % 1024 + 1, win);
-        mend := m + regexp_instr(chunk, '[.!?]["''”’)\]]*\s+', 1, 1, 1) - 1;
-        scan := mend;
-        IF substr(chunk, 1, 1) = '.' THEN
-          -- the word before the full stop (an abbreviation is short: look back `tail` at most)
-          word := lower(ltrim(coalesce(substring(substr(blocks[(greatest(sstart, m - tail) - 1) / 1024 + 1] || coalesce(blocks[(greatest(sstart, m - tail) - 1) / 1024 + 2], ''), (greatest(sstart, m - tail) - 1) % 1024 + 1, m - greatest(sstart, m - tail))
-                                                 FROM '(\S+)$'), ''), '(["''“'));
-          IF word = ANY (abbrevs) OR (length(word) = 1 AND word ~ '^[[:alpha:]]$') THEN
-            mend := m + 1;
-            scan := mend;
-            CONTINUE;
-          END IF;
-        END IF;
-        send := m + regexp_instr(chunk, '[.!?]["''”’)\]]*', 1, 1, 1) - 1;
-        u := u + 1;
-        unit_no := u; para_no := pno; s := pstart + sstart - 1; e := pstart + send - 1;
-        piece := '';   -- substr(text, sstart, send - sstart) from the blocks it spans
-        FOR j IN (sstart - 1) / 1024 + 1 .. (sstart + (send - sstart) - 2) / 1024 + 1 LOOP piece := piece || blocks[j]; END LOOP;
-        piece := substr(piece, (sstart - 1) % 1024 + 1, send - sstart);
-        words := scirag.word_count(piece); is_heading := false;
-        RETURN NEXT;
-        sstart := mend;
-      END LOOP;
-      IF sstart <= plen THEN
-        u := u + 1;
-        unit_no := u; para_no := pno; s := pstart + sstart - 1; e := pstart + plen;
-        piece := '';   -- substr(text, sstart, plen - sstart + 1) from the blocks it spans
-        FOR j IN (sstart - 1) / 1024 + 1 .. (sstart + (plen - sstart + 1) - 2) / 1024 + 1 LOOP piece := piece || blocks[j]; END LOOP;
-        piece := substr(piece, (sstart - 1) % 1024 + 1, plen - sstart + 1);
-        words := scirag.word_count(piece); is_heading := false;
-        RETURN NEXT;
-      END IF;
-    END IF;
-  END LOOP;
-END $$;
+# The length bound is checked before any import or text work.
+if body is not None and len(body) > 2000000:
+    plpy.error(f"scirag.text_units: the body is {len(body)} characters long, at most 2000000 allowed",
+               sqlstate="22023")
+plpy.execute('SELECT scirag.plpy_bootstrap()')
+from scirag_helpers.text import units
+# Python offsets are 0-based; SQL positions 1-based (e exclusive in both).
+return [(u.unit_no, u.para_no, u.start + 1, u.end + 1, u.words, u.is_heading)
+        for u in units(body or '', headings or ())]
+$$;
 COMMENT ON FUNCTION scirag.text_units(text, text[]) IS
-  'Splits a chunk body into the units the sliding window keeps or drops: heading paragraphs (listed in headings, or markdown #), table rows, and prose sentences. Positions are 1-based, e exclusive.';
+  'Splits a chunk body into the units the sliding window keeps or drops: heading paragraphs (listed in headings, or markdown #), table rows, and prose sentences (scirag_helpers.text.units, the loader''s splitter). Positions are 1-based, e exclusive; bodies over 2,000,000 characters are refused (22023).';
 
 CREATE OR REPLACE FUNCTION scirag.window_text(body text, keep_from int, keep_to int, max_words int,
                                               headings text[] DEFAULT '{}')
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL RESTRICTED   -- text_units runs PL/Python with the server's module path
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

@@ -1,5 +1,9 @@
 -- Deploy scirag:functions/embed
 -- Query embedding inside PostgreSQL, with the same Python the loader uses.
+-- Reworked (security wall, issue 13): both functions read scirag.settings, which readers
+-- no longer may; policies/reader_wall makes them SECURITY DEFINER owned by scirag_api.
+-- The query cache is keyed by the caller (session user, SET ROLE role, current user),
+-- not by current_user alone, which is scirag_api for every caller inside the wall.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.plpy_bootstrap()
@@ -36,7 +40,7 @@ from scirag_helpers.embedder import embed_query
 return embed_query(plpy, GD, query or '')
 $$;
 COMMENT ON FUNCTION scirag.embed_query(text) IS
-  'Embeds a query with the corpus embedder (model loaded once per backend; a short cache keyed by a hash of the text). Agrees with the loader to cosine >= 0.9999.';
+  'Embeds a query with the corpus embedder (model loaded once per backend; a short cache keyed by the caller and a hash of the text). Agrees with the loader to cosine >= 0.9999.';
 
 GRANT EXECUTE ON FUNCTION scirag.plpy_bootstrap(), scirag.embed_query(text) TO scirag_reader, scirag_loader;
 COMMIT;

@@ -1,4 +1,8 @@
 -- Deploy scirag:functions/enrich
+-- Reworked (issue 16): a chunk's body is chunks.body (stored by the loader), no
+-- longer its content with the title/section prefix stripped here; enrich_chunks
+-- returns the body of what it returns too (the answerer shows bodies), so its
+-- result type changes (dropped and created again).
 -- Parent-context enrichment (VulcanLab retrieval step 3): a chunk with fewer than
 -- min_word_count words walks up its section chain until the enclosing section
 -- holds enough; text over max_word_count is cut by the sliding window. Every read
@@ -6,9 +10,10 @@
 -- so row-level security decides what a parent may contribute.
 BEGIN;
 
-CREATE OR REPLACE FUNCTION scirag.enrich_chunks(chunk_ids bigint[], min_word_count int DEFAULT 150,
+DROP FUNCTION scirag.enrich_chunks(bigint[], int, int);
+CREATE FUNCTION scirag.enrich_chunks(chunk_ids bigint[], min_word_count int DEFAULT 150,
                                                 max_word_count int DEFAULT 1000)
-RETURNS TABLE (chunk_id bigint, content text, depth int, reached_root boolean, enriched boolean)
+RETURNS TABLE (chunk_id bigint, content text, depth int, reached_root boolean, enriched boolean, body text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -25,7 +30,7 @@ DECLARE
   j int;
   sel int;
   last int;
-  body text;
+  own text;           -- the input chunk's body
   combined text;
   loc int[];
   met boolean;
@@ -48,13 +53,13 @@ BEGIN
     ORDER BY u.id, u.pos),
   up AS (
     SELECT inp.id AS start_id, inp.pos, 0 AS hop, c.document_id, c.parent_ordinal, c.content AS c_content,
-           scirag.chunk_body(c.content, d.title, c.section_path) AS c_body
+           c.body AS c_body
     FROM inp
     JOIN scirag.chunks c ON c.id = inp.id
     JOIN scirag.documents d ON d.id = c.document_id
     UNION ALL
     SELECT up.start_id, up.pos, up.hop + 1, p.document_id, p.parent_ordinal, p.content,
-           scirag.chunk_body(p.content, d.title, p.section_path)
+           p.body
     FROM up
     JOIN scirag.chunks p ON p.document_id = up.document_id AND p.ordinal = up.parent_ordinal
     JOIN scirag.documents d ON d.id = p.document_id
@@ -72,24 +77,24 @@ BEGIN
     WHILE last < n AND ids[last + 1] = ids[i] LOOP
       last := last + 1;
     END LOOP;
-    body := bodies[i];
+    own := bodies[i];
     chunk_id := ids[i];
-    IF scirag.word_count(body) >= min_word_count THEN
-      content := contents[i]; depth := 0; reached_root := false; enriched := false;
+    IF scirag.word_count(own) >= min_word_count THEN
+      content := contents[i]; body := own; depth := 0; reached_root := false; enriched := false;
       RETURN NEXT;
     ELSIF last = i THEN
       -- Nothing (readable) above the chunk: a fallback, the chunk as it is.
-      content := contents[i]; depth := 0; reached_root := true; enriched := false;
+      content := contents[i]; body := own; depth := 0; reached_root := true; enriched := false;
       RETURN NEXT;
     ELSE
       -- Walk up: each hop takes the whole enclosing section, which contains the chunk.
       met := false;
       FOR j IN i + 1 .. last LOOP
         sel := j;   -- (a FOR variable does not outlive its loop)
-        loc := scirag.locate_text(bodies[j], body);
+        loc := scirag.locate_text(bodies[j], own);
         IF loc IS NULL THEN
           -- A parent that does not repeat its child (other loaders): parent + child.
-          combined := bodies[j] || E'\n\n' || body;
+          combined := bodies[j] || E'\n\n' || own;
           loc := ARRAY[length(bodies[j]) + 3, length(combined) + 1];
         ELSE
           combined := bodies[j];
@@ -113,6 +118,7 @@ BEGIN
         combined := scirag.window_text(combined, loc[1], loc[2], budget, headings);
       END IF;
       content := prefix || combined;
+      body := combined;
       depth := depths[j];
       reached_root := NOT met;
       enriched := true;
@@ -122,7 +128,7 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION scirag.enrich_chunks(bigint[], int, int) IS
-  'Parent-context enrichment (VulcanLab step 3). One row per readable chunk, in input order: a chunk under min_word_count words (title/path prefix not counted) is replaced by its nearest enclosing section that reaches min_word_count (depth = hops; reached_root when even the top section falls short, which is then used), cut by the sliding window so that the content, prefix included, has at most max_word_count words (headings and the original chunk kept, whole sentences). A short chunk without a parent is returned as it is (reached_root, not enriched: a fallback). Unreadable ids are dropped. Metrics: scirag.enrichment_metrics.';
+  'Parent-context enrichment (VulcanLab step 3). One row per readable chunk, in input order: a chunk under min_word_count words (title/path prefix not counted) is replaced by its nearest enclosing section that reaches min_word_count (depth = hops; reached_root when even the top section falls short, which is then used), cut by the sliding window so that the content, prefix included, has at most max_word_count words (headings and the original chunk kept, whole sentences). A short chunk without a parent is returned as it is (reached_root, not enriched: a fallback). body is the returned text without the title/path prefix (chunks.body when not enriched). Unreadable ids are dropped. Metrics: scirag.enrichment_metrics.';
 
 CREATE OR REPLACE FUNCTION scirag.enrichment_metrics(chunk_ids bigint[], min_word_count int DEFAULT 150,
                                                      max_word_count int DEFAULT 1000)

@@ -1,26 +1,43 @@
 -- Deploy scirag:functions/fuse_rrf
+-- Reworked (issue 16): the fusions take their weights from the caller only. The
+-- weights live in one place, the retrieval profile rows (scirag.retrieval_profiles,
+-- resolved by scirag.retrieve_config); the default_*_weights functions, a second copy
+-- that could disagree with the rows, are gone, and so are the parameter defaults.
+-- This script holds functions only: scirag.layer_hit belongs to schema/retrieval_types.
 BEGIN;
-CREATE TYPE scirag.layer_hit AS (layer text, chunk_id bigint, rank int, score double precision);
-COMMENT ON TYPE scirag.layer_hit IS 'One candidate from one retrieval layer: the layer, the chunk, its 1-based rank in that layer and the layer''s own score (higher is better; NULL when the layer has none)';
 
-CREATE OR REPLACE FUNCTION scirag.default_rrf_weights()
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE
+DROP FUNCTION scirag.fuse_rrf(scirag.layer_hit[], jsonb, int);
+DROP FUNCTION scirag.fuse_scores(scirag.layer_hit[], jsonb, text);
+DROP FUNCTION scirag.default_rrf_weights();
+DROP FUNCTION scirag.default_score_weights();
+
+CREATE FUNCTION scirag.fusion_weights(fn text, hits scirag.layer_hit[], weights jsonb)
+RETURNS TABLE (layer text, weight double precision)
+LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT '{"vector": 1.5, "keyword": 1.0, "graph": 0.8, "community": 0.6, "hyde": 1.2}'::jsonb $$;
-COMMENT ON FUNCTION scirag.default_rrf_weights() IS 'Default weighted-RRF weights per layer (DESIGN.md section 8)';
+AS $$
+#variable_conflict use_column
+DECLARE
+  missing text;
+BEGIN
+  -- A layer that found something but has no weight is a configuration error, not a
+  -- silent zero: the error names it (the profile rows carry a weight for every layer).
+  IF weights IS NULL OR jsonb_typeof(weights) <> 'object' THEN
+    RAISE EXCEPTION '%: weights must be a JSON object of layer weights (got %)', fn, coalesce(jsonb_typeof(weights), 'null')
+      USING ERRCODE = '22023', HINT = 'SELECT name, config->''weights'' FROM scirag.retrieval_profiles';
+  END IF;
+  SELECT h.layer INTO missing FROM unnest(hits) AS h
+  WHERE jsonb_typeof(weights->h.layer) IS DISTINCT FROM 'number' LIMIT 1;
+  IF missing IS NOT NULL THEN
+    RAISE EXCEPTION '%: no numeric weight for layer "%"', fn, left(missing, 100)
+      USING ERRCODE = '22023', HINT = 'SELECT name, config->''weights'' FROM scirag.retrieval_profiles';
+  END IF;
+  RETURN QUERY SELECT w.key, w.value::float8 FROM jsonb_each_text(weights) AS w;
+END $$;
+COMMENT ON FUNCTION scirag.fusion_weights(text, scirag.layer_hit[], jsonb) IS
+  'The weights a fusion uses, as rows: refuses (SQLSTATE 22023, naming fn and the layer) weights that are not an object or lack a number for a layer present in hits.';
 
-CREATE OR REPLACE FUNCTION scirag.default_score_weights()
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
--- RRF weights do not carry over: they scale 1/(k + rank), these scale a [0, 1] share of a
--- layer's score range. Keyword outweighs vector (the SciFact and SciTab ablation, README);
--- the graph, community and HyDE layers are supporting evidence, not equals.
-AS $$ SELECT '{"vector": 0.35, "keyword": 0.65, "graph": 0.3, "community": 0.2, "hyde": 0.1}'::jsonb $$;
-COMMENT ON FUNCTION scirag.default_score_weights() IS 'Default score-fusion weights per layer (the ablation in the README)';
-
-CREATE OR REPLACE FUNCTION scirag.fuse_rrf(hits scirag.layer_hit[], weights jsonb DEFAULT '{}', rrf_k int DEFAULT 60)
+CREATE FUNCTION scirag.fuse_rrf(hits scirag.layer_hit[], weights jsonb, rrf_k int)
 RETURNS TABLE (chunk_id bigint, score double precision, layers jsonb)
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -29,21 +46,23 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
+  IF rrf_k IS NULL OR rrf_k < 1 THEN
+    RAISE EXCEPTION 'scirag.fuse_rrf: rrf_k must be a positive integer (got %)', coalesce(rrf_k::text, 'null')
+      USING ERRCODE = '22023';
+  END IF;
   RETURN QUERY
   -- score(c) = sum over layers of weight(layer) / (rrf_k + rank of c in layer).
   -- Ranks, not native scores: cosine distances and BM25 scores are not comparable.
-  -- A layer with no weight (neither default nor given) does not count.
-  WITH w AS (SELECT key AS layer, value::float8 AS weight
-             FROM jsonb_each_text(scirag.default_rrf_weights() || coalesce(weights, '{}')))
+  WITH w AS (SELECT * FROM scirag.fusion_weights('scirag.fuse_rrf', hits, weights))
   SELECT h.chunk_id, sum(w.weight / (rrf_k + h.rank)), jsonb_object_agg(h.layer, h.rank)
   FROM unnest(hits) AS h JOIN w ON w.layer = h.layer
   GROUP BY h.chunk_id
   ORDER BY 2 DESC, 1;
 END $$;
 COMMENT ON FUNCTION scirag.fuse_rrf(scirag.layer_hit[], jsonb, int) IS
-  'Weighted reciprocal-rank fusion (k = 60 by default): the one implementation every caller uses. Returns chunks by fused score with the rank each layer gave them.';
+  'Weighted reciprocal-rank fusion: score = sum of weight(layer) / (rrf_k + rank). Weights and rrf_k come from the caller (a retrieval profile row: scirag.retrieve_config); a layer in hits without a weight is an error. Returns chunks by fused score with the rank each layer gave them.';
 
-CREATE OR REPLACE FUNCTION scirag.fuse_scores(hits scirag.layer_hit[], weights jsonb DEFAULT '{}', keyword_scale text DEFAULT 'max')
+CREATE FUNCTION scirag.fuse_scores(hits scirag.layer_hit[], weights jsonb, keyword_scale text)
 RETURNS TABLE (chunk_id bigint, score double precision, layers jsonb)
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -51,7 +70,8 @@ AS $$
 #variable_conflict use_column
 BEGIN
   IF keyword_scale IS NULL OR keyword_scale NOT IN ('max', 'minmax') THEN
-    RAISE EXCEPTION 'scirag.fuse_scores: keyword_scale is max or minmax, not "%"', keyword_scale;
+    RAISE EXCEPTION 'scirag.fuse_scores: keyword_scale is max or minmax, not "%"', keyword_scale
+      USING ERRCODE = '22023';
   END IF;
   RETURN QUERY
   -- Weighted convex combination of normalised layer scores:
@@ -62,8 +82,7 @@ BEGIN
   -- RRF 0.73 hit@5, BM25 alone 0.82, this 0.85). A layer without native scores (graph,
   -- community) scores by rank, linearly (Borda): its candidates are ordered evidence, not
   -- a confidence curve as steep as 1/rank.
-  WITH w AS (SELECT key AS layer, value::float8 AS weight
-             FROM jsonb_each_text(scirag.default_score_weights() || coalesce(weights, '{}'))),
+  WITH w AS (SELECT * FROM scirag.fusion_weights('scirag.fuse_scores', hits, weights)),
   h AS (SELECT u.layer, u.chunk_id, u.rank,
                coalesce(u.score, 1.0 - (u.rank - 1)::float8 / count(*) OVER (PARTITION BY u.layer)) AS s
         FROM unnest(hits) AS u JOIN w ON w.layer = u.layer),
@@ -83,7 +102,9 @@ BEGIN
   ORDER BY 2 DESC, 1;
 END $$;
 COMMENT ON FUNCTION scirag.fuse_scores(scirag.layer_hit[], jsonb, text) IS
-  'Score fusion: weighted convex combination of normalised layer scores (keyword by its max, or min-max with keyword_scale => ''minmax''; the others min-max); weights default to scirag.default_score_weights(). The default fusion of the interactive and deep profiles.';
-GRANT EXECUTE ON FUNCTION scirag.default_rrf_weights(), scirag.default_score_weights(), scirag.fuse_rrf(scirag.layer_hit[], jsonb, int),
+  'Score fusion: weighted convex combination of normalised layer scores (keyword by its max, or min-max with keyword_scale => ''minmax''; the others min-max). Weights come from the caller (a retrieval profile row: scirag.retrieve_config); a layer in hits without a weight is an error. The default fusion of the interactive and deep profiles.';
+REVOKE ALL ON FUNCTION scirag.fusion_weights(text, scirag.layer_hit[], jsonb), scirag.fuse_rrf(scirag.layer_hit[], jsonb, int),
+  scirag.fuse_scores(scirag.layer_hit[], jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.fusion_weights(text, scirag.layer_hit[], jsonb), scirag.fuse_rrf(scirag.layer_hit[], jsonb, int),
   scirag.fuse_scores(scirag.layer_hit[], jsonb, text) TO scirag_reader, scirag_loader;
 COMMIT;

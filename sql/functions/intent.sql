@@ -1,37 +1,31 @@
 -- Deploy scirag:functions/intent
--- Rule-based question intent (VulcanLab's six classes), offline and in plain SQL,
--- so intent bias and prompt guidance need neither a model nor PL/Python.
+-- Reworked (issue 16): one intent classifier. scirag.classify_intent runs
+-- scirag_helpers.prompts.classify_intent over the scirag.answer_intents rows (shipped
+-- from domain/prompts/intents.json): the same rules, classes and order the answerer
+-- uses for its prompt guidance, now also for the reranker's intent bias. (It was a
+-- separate SQL rule set with other classes, no QUANTITY, and another order.)
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.classify_intent(query text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpython3u STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
-  -- Order matters: the more specific cue wins ("what are the limitations of the
-  -- study" is a critique, "what is the difference between" a comparison).
-  SELECT CASE
-    WHEN q ~ '\m(compare[sd]?|comparing|comparison|versus|vs\.?|differ(s|ence|ences|ent)?|contrast(s|ed)?|better than|worse than|relative to|outperform(s|ed)?|trade-?offs?)\M'
-      THEN 'COMPARISON'
-    WHEN q ~ '\m(critique|criticism|criticisms|criticized|criticised|limitation|limitations|weakness|weaknesses|drawbacks?|flaws?|flawed|shortcomings?|caveats?|biase?s?|biased|concerns?|problems? with|uncertaint(y|ies)|valid(ity)?|reliab(le|ility)|trustworth(y|iness))\M'
-      THEN 'CRITIQUE'
-    WHEN q ~ '\m(when should|should (i|we|one|you)|how (can|could|should|do) (i|we|one|you)|how to|use[sd]? (for|to|in)|apply|applying|application|applications|practical|in practice|recommend(ed|ation|ations)?|best way|implement(ed|ation)?|deploy|case stud(y|ies))\M'
-      THEN 'APPLICATION'
-    WHEN q ~ '\m(how does|how do|how did|how is|how are|why does|why do|why did|why is|why are|mechanisms?|process(es)?|pathways?|causes?|caused|leads? to|results? in|affects?|effects? of|influences?|works?|happens?|role of)\M'
-         AND q !~ '\m(how (much|many|large|high|long)|what (yield|amount|percentage|fraction|rate|ratio|value|level|threshold|cost|price))\M'
-      THEN 'MECHANISM'
-    WHEN q ~ '\m(stud(y|ies)|trial|trials|experiment(s|al)?|findings?|found|results?|sample|participants|cohort|measured|reported|survey(ed)?|et al|table [0-9]+|figure [0-9]+|how (much|many|large|high|long)|what (yield|amount|percentage|fraction|rate|ratio|value|level|threshold|cost|price)|[0-9]{4})\M'
-      THEN 'STUDY_DETAIL'
-    WHEN q ~ '\m(define|definition|defined|meaning of|stand for|stands for)\M'
-      OR q ~ '^what (is|are) (an? |the )?[^ ]+( [^ ]+){0,3}\?*$'
-      OR q ~ '^what does .+ mean\?*$'
-      THEN 'DEFINITION'
-    ELSE 'GENERAL'
-  END
-  FROM (SELECT lower(btrim(coalesce(query, ''))) AS q) AS t
+if query is not None and len(query) > 4000:
+    plpy.error(f"scirag.classify_intent: the question is {len(query)} characters long, at most 4000 allowed",
+               sqlstate="22023")
+plpy.execute('SELECT scirag.plpy_bootstrap()')
+from scirag_helpers import prompts
+intents = prompts.load_intents(plpy)
+if not intents:
+    # no rules visible (row-level security, an emptied table): say so, never guess GENERAL
+    who = plpy.execute("SELECT current_user AS u")[0]["u"]
+    plpy.error(f"scirag.classify_intent: scirag.answer_intents holds no intents readable by {who}",
+               sqlstate="55000")
+return prompts.classify_intent(query or '', intents).intent
 $$;
 COMMENT ON FUNCTION scirag.classify_intent(text) IS
-  'Rule-based question intent: DEFINITION, MECHANISM, COMPARISON, APPLICATION, STUDY_DETAIL or CRITIQUE (VulcanLab''s classes), GENERAL when no cue matches. Offline and deterministic; drives intent bias in scirag.rerank.';
+  'Question intent by the rules of scirag.answer_intents (first class by priority whose cue matches; GENERAL when none does): CRITIQUE, COMPARISON, DEFINITION, QUANTITY, MECHANISM, APPLICATION, STUDY_DETAIL, GENERAL as shipped. The same classifier as the answerer (scirag_helpers.prompts); drives intent bias in scirag.rerank. Questions over 4000 characters are refused (22023).';
 
 REVOKE ALL ON FUNCTION scirag.classify_intent(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.classify_intent(text) TO scirag_reader, scirag_loader;

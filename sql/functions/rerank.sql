@@ -1,4 +1,7 @@
 -- Deploy scirag:functions/rerank
+-- Reworked (issue 16): intent bias uses the one intent classifier
+-- (scirag.classify_intent = the answerer's rules in scirag.answer_intents) and its
+-- classes, QUANTITY included; the comment names them.
 -- Reranking behind one protocol (python/plpy_helpers/scirag_helpers/rerank.py):
 -- an LLM adapter, a local cross-encoder adapter (ONNX model from a path the admin
 -- provides), entity boost and intent bias. Off until an ablation earns it; a
@@ -20,7 +23,7 @@ from scirag_helpers.rerank import rerank_sql
 return rerank_sql(plpy, GD, query, chunk_ids, contents, options)
 $$;
 COMMENT ON FUNCTION scirag.rerank(text, bigint[], text[], jsonb) IS
-  'Reorders candidate chunks (contents as the caller shows them, e.g. enriched). options: reranker none|llm|cross_encoder (its folder with model.onnx + tokenizer.json is the admin setting scirag.settings reranker_model_path; a model_path option is refused), batch_size (8, 1..1024), max_length (512, 1..8192), entity_boost (+0.05 per query entity found, 0..1), entities (default: taken from the query; at most 32), intent_bias (false), intent (default: scirag.classify_intent), intent_weight (0.05), fused_scores (base scores when no model runs). Bounds: query <= 4000 characters, <= 1000 candidates, each <= 100000 characters (else an error naming the bound); an LLM reranker scores the first 50 candidates, the rest keep their fused order below them (before boosts). status: ok, disabled (no model; boosts only), or "fallback: <reason>" with the input order. Ids the caller cannot read are dropped; an empty scope returns nothing before any model call.';
+  'Reorders candidate chunks (contents as the caller shows them, e.g. enriched). options: reranker none|llm|cross_encoder (its folder with model.onnx + tokenizer.json is the admin setting scirag.settings reranker_model_path; a model_path option is refused), batch_size (8, 1..1024), max_length (512, 1..8192), entity_boost (+0.05 per query entity found, 0..1), entities (default: taken from the query; at most 32), intent_bias (false), intent (default: scirag.classify_intent; one of CRITIQUE, COMPARISON, DEFINITION, QUANTITY, MECHANISM, APPLICATION, STUDY_DETAIL, GENERAL), intent_weight (0.05), fused_scores (base scores when no model runs). Bounds: query <= 4000 characters, <= 1000 candidates, each <= 100000 characters (else an error naming the bound); an LLM reranker scores the first 50 candidates, the rest keep their fused order below them (before boosts). status: ok, disabled (no model; boosts only), or "fallback: <reason>" with the input order. Ids the caller cannot read are dropped; an empty scope returns nothing before any model call.';
 
 REVOKE ALL ON FUNCTION scirag.rerank(text, bigint[], text[], jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.rerank(text, bigint[], text[], jsonb) TO scirag_reader, scirag_loader;

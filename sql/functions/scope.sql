@@ -4,11 +4,31 @@
 -- filters before it ranks.
 BEGIN;
 
--- Reworked (issue 13): scirag.document_keys and its trigger stay as functions/scope@v1.0
--- created them; this version replaces the functions only. Narrowing settings are
--- strict (a value that is not understood raises, naming the setting, instead of
--- silently meaning "off"), their length is capped, ceilings match by role OID, and
--- current_scope() reports excluded ids that resolved to nothing.
+-- Reworked twice. Issue 13 (v1.1): narrowing settings are strict, their length capped,
+-- ceilings match by role OID, current_scope() reports excluded ids that resolved to
+-- nothing. Security wall (issue 13 item 1): readers reach evidence only through API
+-- functions that run as scirag_api (SECURITY DEFINER, policies/reader_wall), where
+-- current_user is scirag_api for every caller; the ceiling is therefore keyed on
+-- scope_role(), the caller, and scope_ceiling() / scope_excluded_documents() /
+-- current_scope() read their tables as scirag_api (made so by policies/reader_wall).
+
+CREATE OR REPLACE FUNCTION scirag.scope_role()
+RETURNS name
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  -- Inside the API (current_user = scirag_api) the caller is the role the session
+  -- switched to with SET [LOCAL] ROLE (a pooler or PostgREST does so per request), or
+  -- else the session user. Neither can be forged: SET ROLE and set_config('role', ...)
+  -- check that the session user is a member of the role, and a SECURITY DEFINER
+  -- function cannot change role at all. Everywhere else it is current_user, as before.
+  RETURN CASE WHEN current_user <> 'scirag_api' THEN current_user
+              WHEN current_setting('role') = 'none' THEN session_user
+              ELSE current_setting('role')::name END;
+END $$;
+COMMENT ON FUNCTION scirag.scope_role() IS
+  'The role whose ceiling applies: current_user, except inside the reader API functions (current_user scirag_api), where it is the caller (SET ROLE role, else the session user).';
 
 CREATE OR REPLACE FUNCTION scirag.scope_setting(name text, max_length int DEFAULT 65536)
 RETURNS text
@@ -44,6 +64,8 @@ RETURNS TABLE (licenses text[], sources text[])
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+  caller name := scirag.scope_role();
 BEGIN
   -- PL/pgSQL, not SQL: its plan is cached per session, where a SQL function with a SET
   -- clause is planned on every call (policies call this several times per query).
@@ -61,10 +83,10 @@ BEGIN
   -- reader), and a new role that takes an old name inherits nothing.
   -- (to_regrole is a syscache lookup; a join with the pg_roles view cost 0.4 ms per call)
   WHERE to_regrole(quote_ident(c.role_name)) = c.role_oid
-    AND pg_has_role(current_user, c.role_oid, 'MEMBER');
+    AND pg_has_role(caller, c.role_oid, 'MEMBER');
 END $$;
 COMMENT ON FUNCTION scirag.scope_ceiling() IS
-  'The most the current role may see: union of role_ceilings over the roles it is a member of (matched by role OID; rows of dropped or renamed roles apply to nobody). No row means nothing.';
+  'The most the calling role (scope_role()) may see: union of role_ceilings over the roles it is a member of (matched by role OID; rows of dropped or renamed roles apply to nobody). No row means nothing.';
 
 CREATE OR REPLACE FUNCTION scirag.scope_licenses()
 RETURNS text[]
@@ -179,7 +201,7 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT jsonb_build_object(
-    'role', current_user,
+    'role', scirag.scope_role(),
     'licenses', to_jsonb(scirag.scope_licenses()),
     'sources', to_jsonb(scirag.scope_sources()),
     'excluded_documents', cardinality(scirag.scope_excluded_documents()),
@@ -194,7 +216,7 @@ $$;
 COMMENT ON FUNCTION scirag.current_scope() IS 'The effective scope of this session, for humans and traces (ids are counted, not listed; excluded_documents_unresolved counts listed ids that match no document the caller could see).';
 
 REVOKE ALL ON FUNCTION scirag.scope_setting(text, int), scirag.raise_setting_error(text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
+GRANT EXECUTE ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
   scirag.raise_setting_error(text, text, text), scirag.scope_licenses(),
   scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
   scirag.scope_is_empty(), scirag.current_scope()

@@ -3,6 +3,8 @@
 -- security shows a caller only the communities whose every source document is
 -- in its scope (policies/graph_rls); among those, the broadest license tier it
 -- can see answers, so a scoped caller still gets summaries built from what it may see.
+-- Reworked (issue 13): n over 1,000 is refused with SQLSTATE 22023 (scirag.check_limit),
+-- as in every layer called on its own.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.search_community(query_embedding public.vector, n int DEFAULT 10)
@@ -13,6 +15,7 @@ SET search_path = pg_catalog, pg_temp
 -- more than running it
 SET jit = off
 AS $$
+  SELECT scirag.check_limit(n, 'n', 'scirag.search_community');
   WITH vis AS MATERIALIZED (
     SELECT k.id, k.tier, k.summary, k.source_documents, k.embedding
     FROM scirag.kg_communities k
@@ -28,7 +31,7 @@ AS $$
   FROM hits h ORDER BY h.d, h.id
 $$;
 COMMENT ON FUNCTION scirag.search_community(public.vector, int) IS
-  'Community layer: the n community summaries nearest the query embedding (cosine), among those whose every source document is in the caller''s scope (row-level security), from the broadest license tier the caller can see.';
+  'Community layer: the n community summaries nearest the query embedding (cosine), among those whose every source document is in the caller''s scope (row-level security), from the broadest license tier the caller can see. n over 1,000 is refused (SQLSTATE 22023).';
 
 CREATE OR REPLACE FUNCTION scirag.search_community_chunks(query_embedding public.vector, n int DEFAULT 100)
 RETURNS TABLE (chunk_id bigint, rank int)
@@ -38,6 +41,7 @@ SET search_path = pg_catalog, pg_temp
 -- more than running it
 SET jit = off
 AS $$
+  SELECT scirag.check_limit(n, 'n', 'scirag.search_community_chunks');
   -- The evidence chunks of the best-matching visible communities, for fusion:
   -- community rank first, then the chunk's own distance to the query. Chunks
   -- are read under row-level security (kg_community_chunks and chunks).
@@ -59,7 +63,7 @@ AS $$
   LIMIT greatest(coalesce(n, 0), 0)
 $$;
 COMMENT ON FUNCTION scirag.search_community_chunks(public.vector, int) IS
-  'Community layer for fusion: evidence chunks of the best-matching visible communities (graph option community_top), ranked by community rank, then by the chunk''s cosine distance to the query.';
+  'Community layer for fusion: evidence chunks of the best-matching visible communities (graph option community_top), ranked by community rank, then by the chunk''s cosine distance to the query. n over 1,000 is refused (SQLSTATE 22023).';
 
 REVOKE EXECUTE ON FUNCTION scirag.search_community(public.vector, int),
   scirag.search_community_chunks(public.vector, int) FROM PUBLIC;

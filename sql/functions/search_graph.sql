@@ -3,6 +3,9 @@
 -- (a recursive CTE) over relationships, and the evidence chunks of the entities
 -- it reaches become candidates. Every table it reads is under row-level
 -- security, so restricted evidence cannot seed, extend or contribute to a walk.
+-- Reworked (issue 13): called on its own (not through retrieve) it refuses a
+-- question over 4,000 characters and n over 1,000 with SQLSTATE 22023, through the
+-- one bound checks (scirag.check_question, scirag.check_limit).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.graph_option(key text)
@@ -130,6 +133,10 @@ DECLARE
   qlex text[];
   raw text;
 BEGIN
+  -- bounds first: the question reaches the surface matcher, to_tsvector and (with
+  -- question_entities = model) Python; n sizes the ranking
+  PERFORM scirag.check_question(query, 'scirag.search_graph');
+  PERFORM scirag.check_limit(n, 'n', 'scirag.search_graph');
   IF coalesce(n, 0) <= 0 OR coalesce(btrim(query), '') = '' OR scirag.scope_is_empty() THEN
     RETURN;  -- fail closed: an empty scope calls no model and reads no graph
   END IF;
@@ -154,7 +161,7 @@ BEGIN
 
   -- the question's English lexemes: among equally near and equally confident
   -- paths, the walk prefers edges whose quoted statement shares words with it
-  qlex := ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('english', left(query, 4000))) AS u);
+  qlex := ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('english', query)) AS u);
 
   RETURN QUERY
   WITH RECURSIVE walk(entity_id, hop, conf, rel, path, via_chunk) AS (
@@ -275,7 +282,7 @@ BEGIN
   ORDER BY r.rnk;
 END $$;
 COMMENT ON FUNCTION scirag.search_graph(text, int) IS
-  'Graph layer: entities named in the question (offline surface matcher, or a model when graph option question_entities = model) seed a walk of at most two hops in either direction (recursive CTE, bounded per entity so hubs cannot blow it up); the evidence chunks of reached entities are ranked by hop distance (or by the strongest minimum-edge confidence when rank_by = confidence). Options: kg_options / SET scirag.graph_<key> (rank_by, min_confidence, citation_hop). Only chunks in the caller''s scope.';
+  'Graph layer: entities named in the question (offline surface matcher, or a model when graph option question_entities = model) seed a walk of at most two hops in either direction (recursive CTE, bounded per entity so hubs cannot blow it up); the evidence chunks of reached entities are ranked by hop distance (or by the strongest minimum-edge confidence when rank_by = confidence). Options: kg_options / SET scirag.graph_<key> (rank_by, min_confidence, citation_hop). Only chunks in the caller''s scope. A question over 4,000 characters or n over 1,000 is refused (SQLSTATE 22023).';
 
 REVOKE EXECUTE ON FUNCTION scirag.graph_option(text), scirag.graph_option_int(text, int, int, int),
   scirag.graph_seed_entities(text, text[]),

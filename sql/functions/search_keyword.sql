@@ -22,18 +22,26 @@ AS $$
 -- block of kw_blocks (bound: the term score of its largest tf at its shortest
 -- length) or a fresh kw_postings row (bound: its own score). A unit's potential is
 -- its bound plus the other terms' largest bounds: no chunk in it can score more.
--- Phase 1 reads the units of highest potential, sums each chunk's scores over what
--- it read and scores the n best sums exactly: theta, the n-th best score, is > 0.
--- Phase 2 keeps only the essential terms (a chunk with none of them scores at most
--- the sum of the other terms' bounds, below theta) and their units whose potential
--- reaches theta; from their postings (arrays, no chunk fetched) each chunk gets a
--- bound: its exact score over those terms plus the other terms' largest bounds.
--- Chunks are then scored exactly in order of bound, theta rising, until the next
--- bound is below theta. Exact scoring reads the chunk as the caller sees it in
+-- Phase 1 seeds theta, the n-th best score: it reads the units of the rarest terms
+-- first (highest IDF; 16n postings), sums each chunk's scores over what it read and
+-- scores the 2n best sums exactly. The chunks that hold a claim's rare words are
+-- the likely top, so theta starts near its final value (75-99% of it on SciFact
+-- claims at 100k chunks, against 40-75% when the seed read the units of highest
+-- potential).
+-- Phase 2 reads the essential terms: those the other terms' bounds cannot replace,
+-- counted here against 0.6 theta rather than theta (MaxScore's minimal set leaves
+-- the bounds so loose that thousands of chunks pass them; reading the next-rarest
+-- terms too was cheaper, measured at 100k chunks). From their units whose
+-- potential reaches theta (arrays, no chunk fetched) each chunk gets a bound: its
+-- exact score over those terms plus the other terms' largest bounds. Chunks are
+-- then scored exactly in order of bound, theta rising, until the next bound is
+-- below theta. Exact scoring reads the chunk as the caller sees it in
 -- scirag.chunks (row-level security, phrases, negation) with the same formula and
 -- statistics as a full scan, so every chunk scoring at least theta is scored and
 -- the top n is exact, ties included. Chunks of a reference list (chunks.is_reference)
 -- count in the statistics but are not returned unless scirag.include_references is on.
+-- A query over 4,000 characters and n over 1,000 are refused (SQLSTATE 22023), as
+-- for every entry point (scirag.check_question, scirag.check_limit).
 DECLARE
   k1 double precision;
   b double precision;
@@ -55,7 +63,6 @@ DECLARE
   t_lex text[];                 -- query terms the caller's statistics know, and per term:
   t_idf double precision[];     --   query tf x IDF
   t_max double precision[];     --   the largest bound of its units
-  t_rest double precision[];    --   the sum of the other terms' largest bounds
   t_ess boolean[];              --   whether it can still contribute to a top-n chunk
   u_ti int[];                   -- units in order of potential: term index,
   u_pot double precision[];     --   potential,
@@ -80,10 +87,13 @@ DECLARE
   p_dls int[];
   p_bnd double precision[];
   k int;
+  rd int[] := '{}';             -- units phase 1 has read
   rest_ne double precision;     -- the bounds of the terms phase 2 does not read, summed
   -- chunks of a paper's reference list stay out unless the session asks for them
   refs boolean := coalesce(lower(btrim(current_setting('scirag.include_references', true))) IN ('on', 'true', '1', 'yes'), false);
 BEGIN
+  PERFORM scirag.check_question(query, 'scirag.search_keyword');
+  PERFORM scirag.check_limit(n, 'n', 'scirag.search_keyword');
   IF coalesce(n, 0) <= 0 THEN
     RETURN;
   END IF;
@@ -174,58 +184,61 @@ BEGIN
   m AS (SELECT t.i::int AS ti, coalesce(max(u.ub), 0) AS mx
         FROM generate_series(1, cardinality(t_lex)) AS t(i) LEFT JOIN u ON u.ti = t.i GROUP BY t.i),
   tot AS (SELECT sum(m.mx) AS s FROM m)
+  -- (one sort feeds every unit array, in order of potential)
   SELECT (SELECT array_agg(m.mx ORDER BY m.ti) FROM m),
-         (SELECT array_agg(tot.s - m.mx ORDER BY m.ti) FROM m, tot),
-         array_agg(u.ti ORDER BY u.ub + tot.s - m.mx DESC), array_agg(u.ub + tot.s - m.mx ORDER BY u.ub + tot.s - m.mx DESC),
-         array_agg(u.lic ORDER BY u.ub + tot.s - m.mx DESC), array_agg(u.src ORDER BY u.ub + tot.s - m.mx DESC),
-         array_agg(u.blk ORDER BY u.ub + tot.s - m.mx DESC), array_agg(u.cid ORDER BY u.ub + tot.s - m.mx DESC),
-         array_agg(u.tf ORDER BY u.ub + tot.s - m.mx DESC), array_agg(u.dl ORDER BY u.ub + tot.s - m.mx DESC),
-         array_agg(u.cnt ORDER BY u.ub + tot.s - m.mx DESC)
-    INTO t_max, t_rest, u_ti, u_pot, u_lic, u_src, u_blk, u_cid, u_tf, u_dl, u_cnt
-  FROM u JOIN m ON m.ti = u.ti CROSS JOIN tot;
+         array_agg(o.ti), array_agg(o.pot), array_agg(o.lic), array_agg(o.src), array_agg(o.blk),
+         array_agg(o.cid), array_agg(o.tf), array_agg(o.dl), array_agg(o.cnt)
+    INTO t_max, u_ti, u_pot, u_lic, u_src, u_blk, u_cid, u_tf, u_dl, u_cnt
+  FROM (SELECT u.ti, u.ub + tot.s - m.mx AS pot, u.lic, u.src, u.blk, u.cid, u.tf, u.dl, u.cnt
+        FROM u JOIN m ON m.ti = u.ti CROSS JOIN tot
+        ORDER BY u.ub + tot.s - m.mx DESC, u.ti, u.blk, u.cid) o;
   nu := coalesce(cardinality(u_ti), 0);
   t_ess := array_fill(true, ARRAY[cardinality(t_lex)]);
   LOOP
     IF theta = 0 AND pos <= nu THEN
-      -- Phase 1, until n chunks are scored (theta > 0): the units of highest potential
-      -- (8n postings, twice as many each round while fewer than n chunks qualify),
+      -- Phase 1, until n chunks are scored (theta > 0): the units of the rarest terms
+      -- (16n postings, twice as many each round while fewer than n chunks qualify),
       -- every chunk in them summed over the terms read (array work, no chunk fetched);
-      -- the n best of those sums not scored yet are scored exactly. (Further rounds to
-      -- raise theta before phase 2 cost more than they saved, measured at 100k chunks.)
-      b_ix := ARRAY(SELECT u.ix FROM (SELECT j.ix, sum(coalesce(u_cnt[j.ix], 1)) OVER (ORDER BY j.ix) AS cum
-                                      FROM generate_series(pos, nu) AS j(ix)) u
-                    WHERE u.cum - coalesce(u_cnt[u.ix], 1) < batch * 8 * n);
-      pos := pos + cardinality(b_ix);
+      -- the 2n best of those sums not scored yet are scored exactly. (Further rounds
+      -- to raise theta before phase 2 cost more than they saved, measured at 100k.)
+      b_ix := ARRAY(SELECT u.ix FROM (SELECT j.ix, sum(coalesce(u_cnt[j.ix], 1)) OVER (ORDER BY t_idf[u_ti[j.ix]] DESC, j.ix) AS cum
+                                      FROM generate_series(1, nu) AS j(ix) WHERE j.ix <> ALL (rd)) u
+                    WHERE u.cum - coalesce(u_cnt[u.ix], 1) < batch * 16 * n);
+      rd := rd || b_ix;
+      pos := CASE WHEN cardinality(rd) >= nu THEN nu + 1 ELSE 1 END;
       SELECT array_agg(y.cid), array_agg(y.dl) INTO c_ids, c_dls
       FROM (SELECT x.cid, x.dl
       FROM (SELECT e.cid, max(e.dl) AS dl, sum(e.s) AS partial
             FROM (SELECT kb.chunk_ids AS ids, kb.tfs::int[] AS tfs, kb.dls, u_ti[j.ix] AS ti
-                  FROM generate_series(1, pos - 1) AS j(ix)
+                  FROM unnest(rd) AS j(ix)
                   JOIN scirag.kw_blocks kb ON kb.lexeme = t_lex[u_ti[j.ix]] AND kb.license = u_lic[j.ix]
                                           AND kb.source = u_src[j.ix] AND kb.block = u_blk[j.ix]
                   UNION ALL
                   SELECT ARRAY[u_cid[j.ix]], ARRAY[u_tf[j.ix]], ARRAY[u_dl[j.ix]], u_ti[j.ix]
-                  FROM generate_series(1, pos - 1) AS j(ix) WHERE u_blk[j.ix] IS NULL) g,
+                  FROM unnest(rd) AS j(ix) WHERE u_blk[j.ix] IS NULL) g,
                  LATERAL (SELECT x.cid, x.dl, t_idf[g.ti] * x.tf * (k1 + 1) / (x.tf + k1 * (1 - b + b * x.dl / avgdl)) AS s
                           FROM unnest(g.ids, g.tfs, g.dls) AS x(cid, tf, dl)) e
             GROUP BY e.cid) x
-      WHERE NOT (x.cid = ANY (seen))
+      WHERE x.cid NOT IN (SELECT sn.id FROM unnest(seen) AS sn(id))
       ORDER BY x.partial DESC, x.cid
-      LIMIT n) y;
+      LIMIT 2 * n) y;
       batch := batch * 2;
     ELSE
       IF p_ids IS NULL THEN
         -- Phase 2 (MaxScore), once: the essential terms are those whose bound, with
-        -- every weaker term's, can reach theta. Every posting of their units that can
-        -- still reach theta is read (C-speed array work, no chunk fetched); a chunk's
-        -- bound is its exact score over those terms plus the bounds of the other terms.
+        -- every weaker term's, reaches 0.6 theta (theta would do for exactness; see
+        -- above). Every posting of their units that can still reach theta is read
+        -- (array work, no chunk fetched); a chunk's bound is its exact score over
+        -- those terms plus the bounds of the other terms. Chunks already scored are
+        -- left out by a hashed anti-join (= ANY over the array compared every pair).
         SELECT array_agg(e.ess ORDER BY e.i) INTO t_ess
-        FROM (SELECT m.i, sum(m.mx) OVER (ORDER BY m.mx, m.i) >= theta AS ess
+        FROM (SELECT m.i, sum(m.mx) OVER (ORDER BY m.mx, m.i) >= 0.6 * theta AS ess
               FROM unnest(t_max) WITH ORDINALITY AS m(mx, i)) e;
         rest_ne := coalesce((SELECT sum(m.mx) FROM unnest(t_max, t_ess) AS m(mx, ess) WHERE NOT m.ess), 0);
-        SELECT coalesce(array_agg(x.cid ORDER BY x.bound DESC, x.cid), '{}'), array_agg(x.dl ORDER BY x.bound DESC, x.cid),
-               array_agg(x.bound ORDER BY x.bound DESC, x.cid)
+        -- (one sort feeds the three arrays in the same order)
+        SELECT coalesce(array_agg(y.cid), '{}'), array_agg(y.dl), array_agg(y.bound)
           INTO p_ids, p_dls, p_bnd
+        FROM (SELECT x.cid, x.dl, x.bound
         FROM (SELECT e.cid, max(e.dl) AS dl, sum(e.s) + rest_ne AS bound
               FROM (SELECT kb.chunk_ids AS ids, kb.tfs::int[] AS tfs, kb.dls, u.ti
                     FROM unnest(u_ti, u_pot, u_lic, u_src, u_blk) AS u(ti, pot, lic, src, blk)
@@ -239,7 +252,8 @@ BEGIN
                    LATERAL (SELECT x.cid, x.dl, t_idf[g.ti] * x.tf * (k1 + 1) / (x.tf + k1 * (1 - b + b * x.dl / avgdl)) AS s
                             FROM unnest(g.ids, g.tfs, g.dls) AS x(cid, tf, dl)) e
               GROUP BY e.cid) x
-        WHERE x.bound >= theta AND NOT (x.cid = ANY (seen));
+        WHERE x.bound >= theta AND x.cid NOT IN (SELECT sn.id FROM unnest(seen) AS sn(id))
+        ORDER BY x.bound DESC, x.cid) y;
         k := 1;
       END IF;
       -- the next chunks by bound, while their bound can still reach theta
@@ -267,13 +281,16 @@ BEGIN
         INTO v_ids, v_sc FROM sc;
       IF cardinality(v_ids) >= n THEN
         -- (a hair lower than the n-th score: bounds and scores are sums in different orders)
-        theta := (SELECT x.s FROM unnest(v_sc) AS x(s) ORDER BY x.s DESC OFFSET n - 1 LIMIT 1) * (1 - 1e-9);
+        -- only the n best scored can be returned: keep those
+        SELECT array_agg(x.id), array_agg(x.s) INTO v_ids, v_sc
+        FROM (SELECT x.id, x.s FROM unnest(v_ids, v_sc) AS x(id, s) ORDER BY x.s DESC, x.id LIMIT n) x;
+        theta := v_sc[n] * (1 - 1e-9);
       END IF;
     END IF;
   END LOOP;
   RETURN QUERY
   WITH w AS (SELECT * FROM unnest(t_lex, t_idf) AS w(lexeme, idf)),
-  kept AS (
+  kept AS MATERIALIZED (
     SELECT v.id, v.s FROM unnest(v_ids, v_sc) AS v(id, s)
     ORDER BY v.s DESC, v.id
     LIMIT n),
@@ -281,16 +298,21 @@ BEGIN
   pairs AS (SELECT x.q, (wa.idf + wb.idf) / 2 AS idf
             FROM unnest(pair_a, pair_b, pair_q) AS x(a, b, q)
             JOIN w wa ON wa.lexeme = x.a JOIN w wb ON wb.lexeme = x.b),
-  bonus AS (SELECT kept.id, sum(pairs.idf) AS idf
-            FROM kept JOIN scirag.chunks c ON c.id = kept.id JOIN pairs ON c.tsv @@ pairs.q
-            WHERE cardinality(pair_q) > 0
-            GROUP BY kept.id)
+  -- (each chunk's tsvector is cut down to the query terms once, in C, and kept:
+  -- matching every pair against the whole stored tsvector decompressed it per pair)
+  fv AS MATERIALIZED (
+    SELECT kept.id, ts_filter(setweight(setweight(c.tsv, 'D'), 'A', t_lex), '{a}') AS v
+    FROM kept JOIN scirag.chunks c ON c.id = kept.id
+    WHERE cardinality(pair_q) > 0),
+  bonus AS (SELECT fv.id, sum(pairs.idf) AS idf
+            FROM fv JOIN pairs ON fv.v @@ pairs.q
+            GROUP BY fv.id)
   SELECT kept.id, (row_number() OVER (ORDER BY kept.s + prox * coalesce(bonus.idf, 0) DESC, kept.id))::int,
          kept.s + prox * coalesce(bonus.idf, 0)
   FROM kept LEFT JOIN bonus ON bonus.id = kept.id
   ORDER BY 3 DESC, 1;
 END $$;
 COMMENT ON FUNCTION scirag.search_keyword(text, int, double precision) IS
-  'Keyword layer: BM25 (settings bm25_k1, bm25_b) over English lexemes, OR of the question''s terms, with "phrases" and -negation, plus a proximity bonus for neighbouring question terms found as a phrase (setting bm25_proximity, or the proximity argument; 0 = plain BM25); exact top n by MaxScore/block-max pruning over kw_blocks and fresh kw_postings; reference-list chunks only with scirag.include_references on; never raises.';
+  'Keyword layer: BM25 (settings bm25_k1, bm25_b) over English lexemes, OR of the question''s terms, with "phrases" and -negation, plus a proximity bonus for neighbouring question terms found as a phrase (setting bm25_proximity, or the proximity argument; 0 = plain BM25); exact top n by MaxScore/block-max pruning over kw_blocks and fresh kw_postings; reference-list chunks only with scirag.include_references on; refuses (22023) a query over 4,000 characters and n over 1,000; otherwise never raises.';
 GRANT EXECUTE ON FUNCTION scirag.search_keyword(text, int, double precision) TO scirag_reader, scirag_loader;
 COMMIT;

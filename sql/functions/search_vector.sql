@@ -21,6 +21,8 @@ DECLARE
   -- chunks of a paper's reference list stay out unless the session asks for them
   refs boolean := coalesce(lower(btrim(current_setting('scirag.include_references', true))) IN ('on', 'true', '1', 'yes'), false);
 BEGIN
+  -- called directly (not only through retrieve), n is bounded as for every layer
+  PERFORM scirag.check_limit(n, 'n', 'scirag.search_vector');
   -- EXECUTE plans with the actual vector and n: a generic plan (what a SQL function
   -- body gets) does not know LIMIT n is small and may sort the whole table instead
   -- of walking the HNSW index. Under row-level security the planner cannot know how
@@ -58,6 +60,6 @@ BEGIN
     ORDER BY u.d, u.id;
 END $$;
 COMMENT ON FUNCTION scirag.search_vector(public.vector, int) IS
-  'Dense layer: the n nearest chunks by cosine distance (HNSW), inside the caller''s scope; reference-list chunks only with scirag.include_references on.';
+  'Dense layer: the n nearest chunks by cosine distance (HNSW), inside the caller''s scope; reference-list chunks only with scirag.include_references on; n over 1,000 is refused (SQLSTATE 22023).';
 GRANT EXECUTE ON FUNCTION scirag.search_vector(public.vector, int) TO scirag_reader, scirag_loader;
 COMMIT;

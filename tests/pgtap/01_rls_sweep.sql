@@ -2,7 +2,7 @@
 -- pg_catalog, so a table, view or function added later without RLS, comment or the
 -- right privileges fails here without anyone having to remember to add a test.
 BEGIN;
-SELECT plan(31);
+SELECT plan(43);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- row-level security
@@ -75,18 +75,20 @@ SELECT ok(
   'scirag_reader is not a member of the loader or owner roles');
 
 -- ---------------------------------------------------------------- functions
-SELECT is(
-  ARRAY(SELECT p.oid::regprocedure::text FROM pg_proc p
-        WHERE p.pronamespace = 'scirag'::regnamespace AND p.prosecdef ORDER BY 1),
-  ARRAY[]::text[],
-  'no scirag function is SECURITY DEFINER: everything runs as the caller, under its RLS');
+-- The only SECURITY DEFINER functions are the reader API (policies/reader_wall lists
+-- them and says why): owned by scirag_api, which owns no table and is a member of
+-- nothing, so row-level security binds it.
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure, pg_get_userbyid(p.proowner) AS owner FROM pg_proc p
+    WHERE p.pronamespace = 'scirag'::regnamespace AND p.prosecdef
+      AND NOT (p.proowner = 'scirag_api'::regrole AND p.proname = ANY (scirag.reader_wall_functions()))$$,
+  'every SECURITY DEFINER function is a listed reader API function owned by scirag_api');
 
 SELECT is_empty(
   $$SELECT p.oid::regprocedure FROM pg_proc p
-    WHERE p.pronamespace = 'scirag'::regnamespace AND p.prosecdef
-      AND NOT (coalesce(obj_description(p.oid, 'pg_proc'), '') ~* 'security definer'
-               OR p.prosrc ~* 'security definer')$$,
-  'every SECURITY DEFINER function says why in its COMMENT or body');
+    WHERE p.pronamespace = 'scirag'::regnamespace AND p.proname = ANY (scirag.reader_wall_functions())
+      AND NOT (p.prosecdef AND p.proowner = 'scirag_api'::regrole)$$,
+  'every listed reader API function is SECURITY DEFINER owned by scirag_api (a rework resets it)');
 
 SELECT is_empty(
   $$SELECT p.oid::regprocedure, p.proconfig FROM pg_proc p
@@ -163,15 +165,82 @@ SELECT is_empty(
                AND has_any_column_privilege('scirag_reader', c.oid, x.priv)))$$,
   'scirag_reader holds no write privilege (table or column) on any scirag relation');
 
+-- ---------------------------------------------------------------- the wall (issue 13 item 1)
+-- A relation a reader can SELECT can be EXPLAINed: index conditions run before the RLS
+-- filter and count hidden rows. So evidence is closed to readers entirely. The list of
+-- relations is the catalog's, so a table added later is closed unless declared open.
+SELECT is_empty(
+  $$SELECT c.relname, c.relkind FROM pg_class c
+    WHERE c.relnamespace = 'scirag'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+      AND NOT scirag.reader_open_table(c.relname)
+      AND (has_table_privilege('scirag_reader', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+           OR has_any_column_privilege('scirag_reader', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES'))$$,
+  'scirag_reader holds no privilege (table or column) on any evidence table, view or sequence');
+
+-- Open means configuration or evaluation: no relation that carries a license class (the
+-- mark of evidence), and neither settings (model folder, python path) nor the ceilings.
+SELECT is_empty(
+  $$SELECT DISTINCT c.relname FROM pg_class c LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+    WHERE c.relnamespace = 'scirag'::regnamespace AND scirag.reader_open_table(c.relname)
+      AND (c.relname IN ('settings', 'role_ceilings') OR a.atttypid = 'scirag.license_class'::regtype)$$,
+  'no evidence relation (one with a license class column), nor settings or role_ceilings, is open to readers');
+
+-- A function a reader can run that reads a closed relation (by name in its body) or
+-- runs Python (which reads settings and evidence through plpy) must be on the wall.
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+    WHERE p.pronamespace = 'scirag'::regnamespace
+      AND has_function_privilege('scirag_reader', p.oid, 'EXECUTE')
+      AND (l.lanname NOT IN ('sql', 'plpgsql')
+           OR EXISTS (SELECT 1 FROM pg_class c
+                      WHERE c.relnamespace = 'scirag'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+                        AND NOT scirag.reader_open_table(c.relname)
+                        AND p.prosrc ~ ('scirag\.' || c.relname || '\M')))
+      AND NOT (p.prosecdef AND p.proowner = 'scirag_api'::regrole
+               AND 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig))$$,
+  'every reader-executable function that reads evidence is SECURITY DEFINER, owned by scirag_api, search_path pinned');
+
+SELECT is_empty(
+  $$SELECT rolname FROM pg_roles WHERE rolname = 'scirag_api'
+      AND (rolcanlogin OR rolsuper OR rolbypassrls
+           OR EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = oid OR m.member = oid)
+           OR EXISTS (SELECT 1 FROM pg_class c WHERE c.relowner = oid))$$,
+  'scirag_api cannot log in, bypasses nothing, has no members or memberships and owns no relation');
+
+SELECT is_empty(
+  $$SELECT tablename, policyname, roles FROM pg_policies
+    WHERE schemaname = 'scirag' AND 'scirag_reader' = ANY (roles) AND NOT ('scirag_api' = ANY (roles))$$,
+  'every policy written for readers also binds scirag_api, which reads for them');
+
+-- the API calls what readers could call; a function granted to readers after the wall
+-- was built (a change placed after it) would fail inside every API call
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure FROM pg_proc p
+    WHERE p.pronamespace = 'scirag'::regnamespace
+      AND has_function_privilege('scirag_reader', p.oid, 'EXECUTE')
+      AND NOT has_function_privilege('scirag_api', p.oid, 'EXECUTE')$$,
+  'scirag_api may run every function readers may run');
+
+SELECT ok(NOT has_function_privilege('scirag_reader', 'scirag.kw_compact(int)', 'EXECUTE')
+          AND NOT has_function_privilege('scirag_reader', 'scirag.kw_rebuild(int)', 'EXECUTE')
+          AND NOT has_function_privilege('scirag_api', 'scirag.kw_compact(int)', 'EXECUTE'),
+  'loader-only maintenance (kw_compact, kw_rebuild) stays out of reach of readers and of the API');
+
 -- ---------------------------------------------------------------- as a real reader
 -- A throwaway LOGIN member of scirag_reader, as a human or an adapter would connect.
 SELECT tests.login_role('reader', 'scirag_reader') AS reader \gset
+CREATE FUNCTION tests.ceilings_seen() RETURNS text[]
+LANGUAGE sql STABLE AS $$ SELECT ARRAY(SELECT role_name::text FROM scirag.role_ceilings ORDER BY 1) $$;
+SELECT tests.through_api('tests.ceilings_seen()') AS _ \gset
 SELECT tests.as_role(:'reader');
 
-SELECT is(
-  ARRAY(SELECT role_name::text FROM scirag.role_ceilings ORDER BY 1),
-  ARRAY['scirag_reader'],
-  'a reader sees only the ceiling that applies to it');
+SELECT throws_ok($$SELECT count(*) FROM scirag.role_ceilings$$, '42501', NULL,
+  'a reader cannot read the ceilings table');
+
+-- The second wall: scirag_api reads ceilings for the caller and sees only the caller's.
+SELECT is(tests.ceilings_seen(), ARRAY['scirag_reader'],
+  'through the API a reader sees only the ceiling that applies to it');
+SELECT is(scirag.current_scope()->>'role', :'reader', 'current_scope names the caller, not scirag_api');
 
 SELECT throws_ok(
   $$UPDATE scirag.role_ceilings SET licenses = ARRAY['public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown']
@@ -188,6 +257,16 @@ SELECT throws_ok(
   $$UPDATE scirag.settings SET value = '/tmp' WHERE key = 'python_path'$$,
   '42501', NULL,
   'a reader cannot change database settings (UPDATE settings)');
+
+SELECT throws_ok($$EXPLAIN SELECT 1 FROM scirag.documents WHERE external_id = 'x'$$, '42501', NULL,
+  'a reader cannot EXPLAIN an evidence table');
+
+SELECT throws_ok($$SELECT count(*) FROM scirag.settings$$, '42501', NULL,
+  'a reader cannot read scirag.settings (model folder, python path)');
+
+SELECT is((SELECT count(*) FROM pg_stats WHERE schemaname = 'scirag' AND tablename <> ALL (ARRAY['presets', 'retrieval_profiles', 'prompt_templates', 'answer_intents', 'kg_options'])
+           AND tablename NOT LIKE 'eval\_%'), 0::bigint,
+  'pg_stats shows a reader no statistics of evidence columns');
 
 SELECT throws_ok(
   $$DELETE FROM scirag.chunks$$,

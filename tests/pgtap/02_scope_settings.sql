@@ -13,6 +13,9 @@ LANGUAGE sql STABLE AS $$
   FROM scirag.documents WHERE external_id LIKE 'ss-%'
 $$;
 GRANT EXECUTE ON FUNCTION tests.visible_docs() TO PUBLIC;
+-- Readers have no privilege on documents (policies/reader_wall): read as the reader API
+-- does, so these assertions check the policies themselves, keyed on the caller.
+SELECT tests.through_api('tests.visible_docs()') AS _ \gset
 
 SELECT tests.as_role('scirag_loader');
 SELECT tests.add_doc('ss-pub',  'public',             'src_a', ARRAY['public text']) AS pub \gset
@@ -78,7 +81,7 @@ SET LOCAL scirag.licenses = 'public, secret';
 SELECT throws_ok($$SELECT scirag.scope_licenses()$$, 'P0001',
   'scirag.licenses: unknown license class "secret"',
   'an unknown license class raises an error naming it');
-SELECT throws_ok($$SELECT count(*) FROM scirag.documents$$, 'P0001',
+SELECT throws_ok($$SELECT count(*) FROM scirag.documents_visible()$$, 'P0001',
   'scirag.licenses: unknown license class "secret"',
   'a query under a malformed scope fails closed (error), it never shows everything');
 

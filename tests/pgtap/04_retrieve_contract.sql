@@ -2,10 +2,6 @@
 -- the caller passes the query embedding; layers can be chosen, fail and time out
 -- without failing the call; traces are content-free; the result shape and citations;
 -- weighted RRF with k = 60.
--- Outside the transaction, before it: clear the HNSW index of the entries that
--- earlier (rolled back) test runs left in it, so that the dense layer works on a
--- clean graph (see 03_scope_layers.sql). Maintenance only: no data changes.
-VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
 SELECT plan(43);
 \ir helpers/fixtures.psql
@@ -43,7 +39,7 @@ GRANT EXECUTE ON FUNCTION tests.trace_mentions(text[]) TO PUBLIC;
 -- ---------------------------------------------------------------- no PL/Python at all
 -- Take PL/Python away from every scirag role (inside this transaction only).
 REVOKE EXECUTE ON FUNCTION scirag.embed_query(text), scirag.plpy_bootstrap()
-  FROM PUBLIC, scirag_reader, scirag_loader;
+  FROM PUBLIC, scirag_reader, scirag_loader, scirag_api;  -- scirag_api: retrieve runs as it (policies/reader_wall)
 SELECT tests.as_role('scirag_reader');
 
 SELECT throws_ok($$SELECT scirag.embed_query('ptarmigan')$$, '42501', NULL,
@@ -94,9 +90,10 @@ SELECT is((SELECT citation->>'cite' FROM r WHERE chunk_id = :c1),
 SELECT is(ARRAY(SELECT chunk_id FROM r WHERE is_table), ARRAY[:c4]::bigint[], 'is_table marks the table chunk only');
 SELECT is((SELECT layers FROM r WHERE chunk_id = :c1), '{"vector": 2, "keyword": 1}'::jsonb,
   'layers gives the rank each layer gave the chunk');
-SELECT ok(bool_and(abs(score - (SELECT sum((scirag.default_rrf_weights()->>l.key)::float8 / (60 + l.value::int))
-                                FROM jsonb_each_text(layers) AS l)) < 1e-12),
-  'every score is sum(weight / (60 + rank)) over the layers that found the chunk')
+SELECT ok(bool_and(abs(score - (SELECT sum((p.config->'weights'->>l.key)::float8 / ((p.config->>'rrf_k')::int + l.value::int))
+                                FROM jsonb_each_text(layers) AS l, scirag.retrieval_profiles p
+                                WHERE p.name = 'interactive-rrf')) < 1e-12),
+  'every score is sum(weight / (rrf_k + rank)) over the layers that found the chunk, weights and rrf_k from the profile row')
 FROM r;
 
 -- ---------------------------------------------------------------- layer selection, failure, budgets
@@ -116,11 +113,16 @@ FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame
 SELECT ok(tests.trace_stage('keyword') = 'error' AND tests.trace_stage('vector') = 'ok',
   '... trace: keyword error, vector ok');
 
+-- budgets_ms are judged after a layer finished: the layer runs, its late result is
+-- dropped. What skips a layer before it starts is the total deadline (deadline_ms:
+-- 08_retrieve_parts.sql).
 SELECT ok(count(*) = 3 AND bool_and(layers ? 'keyword' AND NOT layers ? 'vector'),
-  'a zero vector budget: the vector layer contributes nothing, keyword still answers')
+  'a zero vector budget: the vector layer''s late result is dropped, keyword still answers')
 FROM scirag.retrieve('ptarmigan plumage', k => 5, query_embedding => tests.frame_vec(0),
                      options => '{"budgets_ms": {"vector": 0}}');
-SELECT is(tests.trace_stage('vector'), 'timeout', '... trace: vector timeout');
+SELECT is((SELECT s->>'status' || ' ' || (s->>'candidates') FROM jsonb_array_elements(scirag.last_trace()->'stages') s
+           WHERE s->>'stage' = 'vector'),
+  'timeout 0', '... trace: vector timeout, 0 candidates');
 
 -- (graph, community and hyde may be missing, disabled by the profile, or fail here without PL/Python: whatever
 -- their status, they degrade and the call answers)
@@ -151,24 +153,31 @@ SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundr
 
 -- ---------------------------------------------------------------- weighted RRF
 -- Chunk 1: vector rank 1 only. Chunk 2: keyword rank 1 only. Chunk 3: vector 2, keyword 3.
+-- The weights are the profile rows' (the one place they live, issue 16).
+CREATE TEMP TABLE w AS
+  SELECT (SELECT config->'weights' FROM scirag.retrieval_profiles WHERE name = 'interactive-rrf') AS rrf,
+         (SELECT (config->>'rrf_k')::int FROM scirag.retrieval_profiles WHERE name = 'interactive-rrf') AS rrf_k,
+         (SELECT config->'weights' FROM scirag.retrieval_profiles WHERE name = 'interactive') AS score;
 CREATE TEMP TABLE h AS SELECT ARRAY[ROW('vector', 1, 1, NULL)::scirag.layer_hit, ROW('keyword', 2, 1, NULL)::scirag.layer_hit,
                                     ROW('vector', 3, 2, NULL)::scirag.layer_hit, ROW('keyword', 3, 3, NULL)::scirag.layer_hit] AS hits;
-SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h))$$,
+SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h), (SELECT rrf FROM w), (SELECT rrf_k FROM w))$$,
   $$VALUES (3::bigint), (1), (2)$$,
-  'default weights: two layers beat one, and vector rank 1 (1.5) beats keyword rank 1 (1.0)');
-SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h), '{"keyword": 2.0}')$$,
+  'profile weights: two layers beat one, and vector rank 1 (1.5) beats keyword rank 1 (1.0)');
+SELECT results_eq($$SELECT chunk_id FROM scirag.fuse_rrf((SELECT hits FROM h), (SELECT rrf || '{"keyword": 2.0}' FROM w), 60)$$,
   $$VALUES (3::bigint), (2), (1)$$,
   'weights change the order: with keyword 2.0 the keyword rank 1 beats the vector rank 1');
-SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h)) WHERE chunk_id = 1), 1.5::float8 / 61,
-  'k defaults to 60: vector rank 1 scores 1.5 / (60 + 1)');
-SELECT ok((SELECT abs(score - (1.5 / 62 + 1.0 / 63)) < 1e-15 FROM scirag.fuse_rrf((SELECT hits FROM h)) WHERE chunk_id = 3),
+SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h), (SELECT rrf FROM w), (SELECT rrf_k FROM w)) WHERE chunk_id = 1),
+  1.5::float8 / 61, 'the profile''s rrf_k is 60: vector rank 1 scores 1.5 / (60 + 1)');
+SELECT ok((SELECT abs(score - (1.5 / 62 + 1.0 / 63)) < 1e-15 FROM scirag.fuse_rrf((SELECT hits FROM h), (SELECT rrf FROM w), 60)
+           WHERE chunk_id = 3),
   'hand-computed: vector rank 2 + keyword rank 3 = 1.5/62 + 1.0/63');
-SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h), rrf_k => 10) WHERE chunk_id = 1), 1.5::float8 / 11,
-  'rrf_k is a parameter: 1.5 / (10 + 1)');
+SELECT is((SELECT score FROM scirag.fuse_rrf((SELECT hits FROM h), (SELECT rrf FROM w), rrf_k => 10) WHERE chunk_id = 1),
+  1.5::float8 / 11, 'rrf_k is a parameter: 1.5 / (10 + 1)');
 SELECT ok((SELECT abs(score - (1.5 + 1.0 + 0.8 + 0.6 + 1.2) / 61) < 1e-15
            FROM scirag.fuse_rrf(ARRAY[ROW('vector', 9, 1, NULL), ROW('keyword', 9, 1, NULL), ROW('graph', 9, 1, NULL),
-                                      ROW('community', 9, 1, NULL), ROW('hyde', 9, 1, NULL)]::scirag.layer_hit[])),
-  'default weights: vector 1.5, keyword 1.0, graph 0.8, community 0.6, hyde 1.2');
+                                      ROW('community', 9, 1, NULL), ROW('hyde', 9, 1, NULL)]::scirag.layer_hit[],
+                                (SELECT rrf FROM w), 60)),
+  'the RRF profiles'' weights: vector 1.5, keyword 1.0, graph 0.8, community 0.6, hyde 1.2');
 
 SELECT is(
   (SELECT chunk_id FROM scirag.retrieve('ptarmigan plumage', k => 1, query_embedding => tests.frame_vec(0),
@@ -181,19 +190,19 @@ SELECT tests.as_role(NULL);
 SELECT ok((SELECT abs(score - (0.55 * 1.0 + 0.45 * 0.5) / 1.0) < 1e-12
            FROM scirag.fuse_scores(ARRAY[ROW('keyword', 1, 1, 8.0), ROW('keyword', 2, 2, 2.0),
                                          ROW('vector', 2, 1, 0.9), ROW('vector', 1, 2, 0.7), ROW('vector', 3, 3, 0.5)
-                                        ]::scirag.layer_hit[], '{"vector": 0.45, "keyword": 0.55}')
+                                        ]::scirag.layer_hit[], '{"vector": 0.45, "keyword": 0.55}', 'max')
            WHERE chunk_id = 1),
   'fuse_scores hand-computed: keyword 8/8 x 0.55 + vector min-max (0.7-0.5)/(0.9-0.5) x 0.45');
 SELECT is((SELECT chunk_id FROM scirag.fuse_scores(ARRAY[
              ROW('keyword', 1, 1, 20.0), ROW('keyword', 2, 2, 3.0), ROW('keyword', 3, 3, 2.9),
              ROW('vector', 2, 1, 0.61), ROW('vector', 3, 2, 0.60), ROW('vector', 1, 3, 0.59)]::scirag.layer_hit[],
-           '{"vector": 0.45, "keyword": 0.55}') LIMIT 1),
+           '{"vector": 0.45, "keyword": 0.55}', 'max') LIMIT 1),
   1::bigint, 'score fusion keeps a confident keyword hit on top of a flat dense list (RRF would not)');
 SELECT is((SELECT round(score::numeric, 12) FROM scirag.fuse_scores(ARRAY[
              ROW('keyword', 1, 1, 5.0), ROW('keyword', 2, 2, 1.0), ROW('hyde', 2, 1, 0.8), ROW('hyde', 1, 2, 0.4)
-           ]::scirag.layer_hit[]) WHERE chunk_id = 2),
+           ]::scirag.layer_hit[], (SELECT score FROM w), 'max') WHERE chunk_id = 2),
   round((0.65 * (1.0 / 5.0) + 0.1 * 1.0) / (0.65 + 0.1), 12),
-  'score fusion: keyword scaled by its max (1/5: BM25 has a true zero), HyDE min-max, default weights 0.65 / 0.1, not the RRF ones');
+  'score fusion: keyword scaled by its max (1/5: BM25 has a true zero), HyDE min-max, interactive''s weights 0.65 / 0.1, not the RRF ones');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"keyword_scale": "log"}')$$,
   '%unknown keyword_scale "log"%', 'an unknown keyword_scale is refused, by name');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": -1}')$$,

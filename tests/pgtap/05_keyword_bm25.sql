@@ -3,7 +3,7 @@
 -- depend on restricted text; questions are OR-ed; "phrases", -negation and stemming
 -- work; no input raises; rare terms outweigh common ones.
 BEGIN;
-SELECT plan(31);
+SELECT plan(36);
 \ir helpers/fixtures.psql
 
 -- Differences between the maintained index (postings, per-class document frequencies,
@@ -51,6 +51,11 @@ LANGUAGE sql AS $$
   INSERT INTO tests.stats SELECT label, license, source, lexeme, df FROM scirag.kw_term_stats
 $$;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA tests TO PUBLIC;
+-- readers hold no privilege on kw_term_stats: read it as the reader API does (policies/reader_wall)
+SELECT tests.through_api('tests.snap_stats(text)') AS _ \gset
+-- ... and through the API the loader gets its session scope too: ask for every class
+CREATE FUNCTION tests.all_classes() RETURNS void
+LANGUAGE sql AS $$ SELECT set_config('scirag.licenses', 'public,open_commercial,open_noncommercial,restricted,unknown', true) $$;
 
 -- ---------------------------------------------------------------- statistics follow the corpus
 SELECT tests.as_role('scirag_loader');
@@ -116,7 +121,9 @@ SELECT tests.add_doc('bm-1', 'public', 'src_bm', ARRAY[
   'ubiquitous sample text']) AS bm1 \gset
 SELECT tests.add_doc('bm-2', 'public', 'src_bm',
   (SELECT array_agg(format('ubiquitous filler number %s', i) ORDER BY i) FROM generate_series(1, 12) i)) AS bm2 \gset
+SELECT tests.all_classes();
 SELECT tests.snap_scores('loader before', 'straw yield');
+RESET scirag.licenses;
 
 SELECT tests.as_role('scirag_reader');
 SELECT tests.snap_scores('reader before', 'straw yield');
@@ -126,7 +133,9 @@ SELECT tests.as_role('scirag_loader');
 SELECT tests.add_doc('bm-secret', 'restricted', 'src_bm',
   (SELECT array_agg(format('straw yield straw yield secret %s', i) ORDER BY i) FROM generate_series(1, 10) i)) AS secret \gset
 SELECT tests.add_doc('bm-secret-2', 'unknown', 'src_bm', ARRAY['straw straw straw', 'yield']) AS secret2 \gset
+SELECT tests.all_classes();
 SELECT tests.snap_scores('loader after', 'straw yield');
+RESET scirag.licenses;
 
 SELECT tests.as_role('scirag_reader');
 SELECT tests.snap_scores('reader after', 'straw yield');
@@ -201,9 +210,21 @@ SELECT lives_ok(
   $$SELECT count(*) FROM unnest(ARRAY['straw & yield', 'straw | yield', '!straw', 'straw <-> yield', 'straw <2> yield',
       'stra:*', 'straw:A', '(straw', 'straw)', '((', '"straw', 'straw"yield"', '""', '"', '-', '- -', '--straw',
       '-"straw yield"', '\', '''', ':', '&|!<->:*()', 'straw & !', '-straw', E'straw\tyield', '', '   ',
-      repeat('straw ', 5000)]) AS q,
+      repeat('straw ', 666)]) AS q,
       LATERAL scirag.search_keyword(q, 10)$$,
-  'tsquery operators, unbalanced quotes and parentheses, stray punctuation: nothing raises');
+  'tsquery operators, unbalanced quotes and parentheses, stray punctuation, 3,996 characters: nothing raises');
+-- Called directly (not through retrieve), the layers bound what a caller may ask for.
+SELECT ok((SELECT count(*) FROM scirag.search_keyword(repeat('straw ', 666) || 'yiel', 10)) > 0,
+  'a query of exactly 4,000 characters is searched');
+SELECT throws_ok($$SELECT * FROM scirag.search_keyword(repeat('straw ', 666) || 'yield', 10)$$, '22023',
+  'scirag.search_keyword: the question is 4001 characters long, at most 4000 allowed',
+  'search_keyword refuses a query over 4,000 characters, naming itself and the bound');
+SELECT throws_ok($$SELECT * FROM scirag.search_keyword('straw', 1001)$$, '22023',
+  'scirag.search_keyword: n must be at most 1000 (got 1001)', 'search_keyword refuses n over 1,000');
+SELECT is((SELECT count(*) FROM scirag.search_keyword('straw', 1000)), (SELECT count(*) FROM scirag.search_keyword('straw', 100)),
+  '... n = 1,000 is searched');
+SELECT throws_ok($$SELECT * FROM scirag.search_vector(tests.frame_vec(1), 1001)$$, '22023',
+  'scirag.search_vector: n must be at most 1000 (got 1001)', 'search_vector refuses n over 1,000');
 SELECT is(
   (SELECT chunk_id FROM scirag.search_keyword('straw & (yield | !county) <-> :*', 10) ORDER BY rank LIMIT 1),
   :straw_yield::bigint,
@@ -231,7 +252,7 @@ SELECT is(ARRAY(SELECT chunk_id FROM scirag.search_keyword('crop residue', 100) 
           ARRAY(SELECT chunk_id FROM scirag.search_keyword('crop residue', 100, proximity => 0) ORDER BY rank),
   '... and the setting bm25_proximity 0 is the same as the argument 0');
 SELECT ok(
-  (SELECT abs(k.score - ln(1 + (s.n - 1 + 0.5) / (1 + 0.5)) * 1 * (c.k1 + 1)
+  tests.api_text(format($$SELECT abs(k.score - ln(1 + (s.n - 1 + 0.5) / (1 + 0.5)) * 1 * (c.k1 + 1)
                           / (1 + c.k1 * (1 - c.b + c.b * p.dl / s.avgdl))) < 1e-9
    FROM scirag.search_keyword('scarce', 10) k
    JOIN scirag.kw_postings p ON p.chunk_id = k.chunk_id AND p.lexeme = 'scarc'
@@ -239,7 +260,7 @@ SELECT ok(
                FROM scirag.kw_class_stats) s
    CROSS JOIN (SELECT max(value) FILTER (WHERE key = 'bm25_k1')::float8 AS k1,
                       max(value) FILTER (WHERE key = 'bm25_b')::float8 AS b FROM scirag.settings) c
-   WHERE k.chunk_id = :scarce),
+   WHERE k.chunk_id = %s$$, :scarce)) = 'true',
   'the score is BM25 (settings bm25_k1, bm25_b) over the statistics of the reader''s scope (df 1, tf 1)');
 
 SELECT tests.as_role(NULL);

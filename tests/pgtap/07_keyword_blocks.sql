@@ -5,7 +5,7 @@
 -- scope narrowing; blocks follow deletes and re-licensing; restricted text still
 -- does not move a reader's scores.
 BEGIN;
-SELECT plan(32);
+SELECT plan(40);
 \ir helpers/fixtures.psql
 
 -- A corpus with skewed word frequencies (a few words in most chunks, most words in
@@ -44,6 +44,12 @@ LANGUAGE sql STABLE AS $$
   FROM c JOIN w USING (lexeme), s, cls
   GROUP BY c.id ORDER BY 2 DESC, 1 LIMIT lim
 $$;
+-- readers hold no privilege on the index tables: read them as the reader API does
+-- (policies/reader_wall), so the policies still decide what counts
+SELECT tests.through_api('tests.bm25_ref(text, int)') AS _ \gset
+-- ... and through the API the loader gets its session scope too: ask for every class
+CREATE FUNCTION tests.all_classes() RETURNS void
+LANGUAGE sql AS $$ SELECT set_config('scirag.licenses', 'public,open_commercial,open_noncommercial,restricted,unknown', true) $$;
 CREATE TABLE tests.kw_queries (q text PRIMARY KEY, n int NOT NULL);
 INSERT INTO tests.kw_queries VALUES
   ('alpha', 10), ('zulu', 10), ('alpha bravo', 10), ('yankee zulu xray', 5), ('alpha yankee', 20),
@@ -128,7 +134,9 @@ SELECT tests.as_role('scirag_reader');
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$,
   'fresh postings: a reader''s pruned top n equals exhaustive BM25 over its scope, for every query');
 SELECT tests.as_role('scirag_loader');
+SELECT tests.all_classes();
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, '... and the loader''s (every class)');
+RESET scirag.licenses;
 
 -- ---------------------------------------------------------------- compacted
 SELECT tests.as_role(NULL);
@@ -149,10 +157,12 @@ SELECT is_empty(
   'blocks are impact-ordered: block k+1 holds no posting clearly stronger than block k''s weakest');
 SELECT tests.as_role('scirag_reader');
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'compacted: the reader''s pruned top n is exact');
-SELECT is_empty($$SELECT * FROM scirag.kw_blocks WHERE license NOT IN ('public', 'open_commercial')$$,
+SELECT is(tests.api_count($$SELECT * FROM scirag.kw_blocks WHERE license NOT IN ('public', 'open_commercial')$$), '0',
   'a reader sees only the blocks of the classes in its scope');
 SELECT tests.as_role('scirag_loader');
+SELECT tests.all_classes();
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, '... and the loader''s');
+RESET scirag.licenses;
 
 -- ---------------------------------------------------------------- mixed: new text, deletes, re-licensing, narrowing
 SELECT tests.as_role('scirag_loader');
@@ -171,14 +181,14 @@ SELECT tests.as_role(NULL);
 SELECT is_empty($$SELECT * FROM tests.kw_block_drift() UNION ALL SELECT * FROM tests.kw_stats_drift()$$,
   'after inserts, deletes and re-licensing over compacted blocks: the index and statistics equal a rebuild');
 SELECT tests.as_role('scirag_reader');
-SELECT is_empty(format($$SELECT * FROM scirag.kw_blocks WHERE chunk_ids && ARRAY(SELECT chunk_id FROM tests.fx WHERE document_id = %s)$$, :relic_doc),
+SELECT is(tests.api_count(format($$SELECT * FROM scirag.kw_blocks WHERE chunk_ids && ARRAY(SELECT chunk_id FROM tests.fx WHERE document_id = %s)$$, :relic_doc)), '0',
   'a document re-licensed to restricted leaves the blocks a reader can read');
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'mixed fresh and compacted postings: the reader''s top n is exact');
 SET LOCAL scirag.exclude_retracted = 'on';
 SELECT set_config('scirag.exclude_documents', 'zo-1', true) AS ignored \gset
-SELECT isnt_empty(
+SELECT isnt(tests.api_count(
   format($$SELECT 1 FROM scirag.kw_blocks WHERE chunk_ids && ARRAY(SELECT chunk_id FROM tests.fx WHERE document_id IN (%s, %s))$$,
-         :retr_doc, :excl_doc),
+         :retr_doc, :excl_doc)), '0',
   'setup: the excluded and the retracted documents are still in blocks the reader can read');
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$,
   'with exclude_documents and exclude_retracted: exact, and they never appear');
@@ -188,7 +198,9 @@ RESET scirag.licenses;
 RESET scirag.exclude_retracted;
 SELECT set_config('scirag.exclude_documents', '', true) AS ignored \gset
 SELECT tests.as_role('scirag_loader');
+SELECT tests.all_classes();
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'mixed: the loader''s top n is exact');
+RESET scirag.licenses;
 SELECT ok(scirag.kw_compact(parts => 3) > 0, 'a compaction in three lexeme partitions moves the new postings');
 SELECT tests.as_role(NULL);
 SELECT is_empty($$SELECT * FROM tests.kw_block_drift()$$, '... and the index still equals a rebuild');
@@ -216,6 +228,36 @@ SELECT tests.as_role(NULL);
 SELECT is_empty($$SELECT * FROM tests.kw_block_drift()$$, '... straight into blocks that equal the postings');
 SELECT is_empty($$SELECT * FROM tests.kw_stats_drift()$$, '... and statistics equal to a count over every chunk');
 
+-- ---------------------------------------------------------------- fresh postings reach blocks without kw_compact
+-- The chunk insert trigger files fresh postings into blocks (kw_flush) once
+-- scirag.kw_flush_postings of them are waiting (default 20,000; 1 here).
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_zipf_docs('zv-', 1, 'public', 'src_z');
+SELECT tests.as_role(NULL);
+SELECT ok((SELECT count(*) FROM scirag.kw_postings) > 0, 'below the threshold new postings wait in kw_postings');
+SELECT count(*) AS waiting FROM scirag.kw_postings \gset
+SELECT tests.as_role('scirag_loader');
+SELECT is(scirag.kw_flush(), :waiting::bigint, 'kw_flush moves every fresh posting and says how many');
+SET LOCAL scirag.kw_flush_postings = '1';
+SELECT tests.add_zipf_docs('zu-', 3, 'public', 'src_z');
+SELECT tests.add_zipf_docs('zw-', 2, 'open_commercial', 'src_y');
+RESET scirag.kw_flush_postings;
+SELECT tests.as_role(NULL);
+SELECT is((SELECT count(*) FROM scirag.kw_postings), 0::bigint,
+  'past the threshold the insert itself files the new postings into blocks (no kw_compact)');
+SELECT is_empty($$SELECT * FROM tests.kw_block_drift()$$, '... blocks hold exactly the postings, with true bounds');
+SELECT is_empty(
+  $$SELECT lexeme, license, source FROM scirag.kw_blocks GROUP BY 1, 2, 3
+    HAVING count(*) FILTER (WHERE cardinality(chunk_ids) < 128) > 1
+        OR max(block) <> count(*) - 1$$,
+  '... appended after the existing blocks, numbered on, the last block filled up before a new one starts');
+SELECT tests.as_role('scirag_reader');
+SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'appended blocks: the reader''s pruned top n is exact');
+SELECT tests.as_role('scirag_loader');
+SELECT tests.all_classes();
+SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, '... and the loader''s');
+RESET scirag.licenses;
+
 -- ---------------------------------------------------------------- reference lists stay out by default
 SELECT tests.as_role('scirag_loader');
 SELECT tests.add_doc('zref', 'public', 'src_z', ARRAY['quasar pulsar magnetar', 'quasar pulsar bibliography entry'],
@@ -240,6 +282,7 @@ SELECT throws_ok($$SELECT scirag.kw_compact(parts => 0)$$, 'P0001',
   'kw_compact: parts must be at least 1, not 0', 'kw_compact rejects a partition count below 1, naming it');
 SELECT tests.as_role('scirag_reader');
 SELECT throws_ok($$SELECT scirag.kw_compact()$$, '42501', NULL, 'a reader cannot compact the index');
+SELECT throws_ok($$SELECT scirag.kw_flush()$$, '42501', NULL, '... nor flush fresh postings into it');
 SELECT throws_ok($$DELETE FROM scirag.kw_blocks$$, '42501', NULL, 'a reader cannot write blocks');
 
 SELECT tests.as_role(NULL);

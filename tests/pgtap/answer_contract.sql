@@ -28,8 +28,8 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT '{"retrieve": {"layers": ["keyword"]}}'::jso
 
 -- ---------------------------------------------------------------- the function
 SELECT has_function('scirag', 'answer', ARRAY['text', 'jsonb'], 'scirag.answer(text, jsonb) exists');
-SELECT is((SELECT prosecdef FROM pg_proc WHERE oid = 'scirag.answer(text,jsonb)'::regprocedure), false,
-  'scirag.answer is SECURITY INVOKER (retrieval runs as the caller)');
+SELECT is((SELECT prosecdef AND proowner = 'scirag_api'::regrole FROM pg_proc WHERE oid = 'scirag.answer(text,jsonb)'::regprocedure), true,
+  'scirag.answer is a reader API function (SECURITY DEFINER owned by scirag_api; retrieval applies the caller''s scope)');
 SELECT ok((SELECT 'search_path=pg_catalog, pg_temp' = ANY (proconfig) FROM pg_proc
            WHERE oid = 'scirag.answer(text,jsonb)'::regprocedure), 'scirag.answer pins its search_path');
 
@@ -128,8 +128,9 @@ SELECT throws_ok($$INSERT INTO scirag.prompt_templates (name, kind, system_text,
 SELECT tests.as_role('scirag_loader');
 INSERT INTO scirag.eval_questions (dataset, question_id, question, expected_answer, reference_documents, origin)
 VALUES ('tst', 'pub', 'q', 'a', ARRAY['an-pub'], 't'), ('tst', 'sec', 'q', 'the dose is 9.9 mg', ARRAY['an-secret'], 't');
-INSERT INTO scirag.eval_runs (kind, dataset, config_name, config, corpus_fingerprint)
-VALUES ('answer', 'tst', 'x', '{}', '{}') RETURNING id AS run \gset
+-- (filed under the default reader scope: a run is visible only within the reader's scope, policies/eval_scope)
+INSERT INTO scirag.eval_runs (kind, dataset, config_name, config, corpus_fingerprint, scope_licenses)
+VALUES ('answer', 'tst', 'x', '{}', '{}', ARRAY['public', 'open_commercial']) RETURNING id AS run \gset
 INSERT INTO scirag.eval_answers (run_id, question_id, expect_abstain, answer, answerer, abstained, evidence_documents,
   sources_shown, citations_ok, numbers_ok, abstention_ok, judge_status)
 VALUES (:run, 'pub', false, 'fine [1]', 'extractive', false, ARRAY[:pub]::bigint[], 1, true, true, true, 'skipped (no model configured)'),

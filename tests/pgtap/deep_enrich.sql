@@ -1,7 +1,7 @@
 -- Parent-context enrichment (scirag.enrich_chunks, VulcanLab retrieval step 3), with
 -- the reference's worked examples 1 (parent traversal) and 2 (sliding window).
 BEGIN;
-SELECT plan(25);
+SELECT plan(26);
 \ir helpers/fixtures.psql
 \ir deep_fixtures.psql
 
@@ -54,7 +54,7 @@ SELECT is((SELECT ROW(depth, content = (SELECT content FROM scirag.chunks WHERE 
 SELECT is((SELECT ROW(depth, content = (SELECT content FROM scirag.chunks WHERE id = :intro_id), enriched, reached_root)::text
            FROM scirag.enrich_chunks(ARRAY[:intro_id]::bigint[], 150)), '(0,t,f,f)',
           'a chunk that already has min_word_count words is left as it is');
-SELECT is((SELECT ROW(depth, scirag.word_count(scirag.chunk_body(content, 'Deep fixture ex1b', 'Book > Methods')),
+SELECT is((SELECT ROW(depth, scirag.word_count(body),
                       strpos(content, tests.body(:a2_id)) > 0, strpos(content, tests.body(:b2_id)) > 0)::text
            FROM scirag.enrich_chunks(ARRAY[:a2_id]::bigint[], 250)), '(1,250,t,t)',
           'a parent that does not repeat its child: combined content = parent + chunk = 250 words');
@@ -100,11 +100,12 @@ SELECT tests.deep_chunk(:d2, 5, 0, 'section', 'Moisture', 'Moisture' || E'\n\n' 
 SELECT tests.deep_chunk(:d2, 6, 5, 'prose', NULL, tests.words('pb', 399), 54, 100) AS p2_id \gset
 
 CREATE TEMP TABLE ex2 AS
-SELECT e.*, scirag.chunk_body(e.content, 'Deep fixture ex2', 'Results') AS body
-FROM scirag.enrich_chunks(ARRAY[:a3_id]::bigint[], 150, 750) e;
+SELECT e.* FROM scirag.enrich_chunks(ARRAY[:a3_id]::bigint[], 150, 750) e;
 GRANT SELECT ON ex2 TO PUBLIC;
 
 SELECT is(scirag.word_count(tests.body(:c2_id)), 1000, 'fixture: grandparent C has 1000 words');
+SELECT is((SELECT content FROM ex2), (SELECT E'Deep fixture ex2\nResults\n\n' || body FROM ex2),
+          'enrich_chunks returns the body with the content: the content is the section''s prefix and the body');
 SELECT is((SELECT ROW(depth, enriched, reached_root)::text FROM ex2), '(2,t,f)',
           'Example 2: the walk reaches grandparent C (depth 2)');
 SELECT cmp_ok((SELECT scirag.word_count(content) FROM ex2), '<=', 750,

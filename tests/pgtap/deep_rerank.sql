@@ -6,23 +6,24 @@ SELECT plan(16);
 \ir helpers/fixtures.psql
 \ir deep_fixtures.psql
 
--- ---------------------------------------------------------------- intent (VulcanLab's examples)
-SELECT is(ARRAY[scirag.classify_intent('What is cognitive behavioral therapy?'),
+-- ---------------------------------------------------------------- intent (one classifier, issue 16)
+SELECT is(ARRAY[scirag.classify_intent('What is CBT?'),
                 scirag.classify_intent('How does SSRIs affect serotonin levels?'),
                 scirag.classify_intent('Compare CBT and DBT approaches'),
                 scirag.classify_intent('When should you use exposure therapy?'),
                 scirag.classify_intent('What were the findings of the 2018 Smith study?'),
                 scirag.classify_intent('What are criticisms of the DSM-5?')],
           ARRAY['DEFINITION', 'MECHANISM', 'COMPARISON', 'APPLICATION', 'STUDY_DETAIL', 'CRITIQUE'],
-          'classify_intent labels VulcanLab''s six example questions');
+          'classify_intent labels VulcanLab''s example questions');
 SELECT is(ARRAY[scirag.classify_intent('How much straw could Harlan County supply each year?'),
                 scirag.classify_intent('What is the difference between wheat and barley straw?'),
                 scirag.classify_intent('What are the limitations of the removal experiment?'),
                 scirag.classify_intent('straw'), scirag.classify_intent(NULL)],
-          ARRAY['STUDY_DETAIL', 'COMPARISON', 'CRITIQUE', 'GENERAL', 'GENERAL'],
-          'quantities are study details, specific cues win over "what is", no cue is GENERAL');
-SELECT is((SELECT provolatile::text FROM pg_proc WHERE oid = 'scirag.classify_intent(text)'::regprocedure), 'i',
-          'classify_intent is plain, immutable SQL (no model, no PL/Python)');
+          ARRAY['QUANTITY', 'COMPARISON', 'CRITIQUE', 'GENERAL', 'GENERAL'],
+          'quantities are QUANTITY, specific cues win over "what is", no cue is GENERAL');
+SELECT is((SELECT ROW(l.lanname, p.provolatile)::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+           WHERE p.oid = 'scirag.classify_intent(text)'::regprocedure), '(plpython3u,s)',
+          'classify_intent is the answerer''s classifier (PL/Python over scirag.answer_intents, stable)');
 
 -- ---------------------------------------------------------------- fixture
 SELECT tests.as_role('scirag_loader');

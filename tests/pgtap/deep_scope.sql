@@ -17,8 +17,10 @@ SELECT is_empty(
                         'consolidation_groups', 'consolidation_render', 'consolidation_config', 'section_chain',
                         'join_overlapping', 'covered_length', 'preset_schema', 'preset_defaults', 'preset_validate',
                         'preset_check', 'preset_get', 'preset_set', 'preset_delete', 'preset_list')
-      AND (p.prosecdef OR NOT ('search_path=pg_catalog, pg_temp' = ANY (coalesce(p.proconfig, '{}'))))$$,
-  'every deep-retrieval and preset function is SECURITY INVOKER with search_path = pg_catalog, pg_temp');
+      -- the reader API runs as scirag_api, under the caller's row-level security (policies/reader_wall)
+      AND ((p.prosecdef AND NOT (p.proowner = 'scirag_api'::regrole AND p.proname = ANY (scirag.reader_wall_functions())))
+           OR NOT ('search_path=pg_catalog, pg_temp' = ANY (coalesce(p.proconfig, '{}'))))$$,
+  'every deep-retrieval and preset function is SECURITY INVOKER or a reader API function, with search_path = pg_catalog, pg_temp');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.pronamespace = 'scirag'::regnamespace
              AND p.proname IN ('enrich_chunks', 'enrichment_metrics', 'mmr_select', 'classify_intent', 'rerank',
@@ -64,12 +66,15 @@ CREATE TEMP TABLE ids AS SELECT ARRAY[:r1, :r2, :rroot, :x1, :x2, :xroot]::bigin
 GRANT SELECT ON ids TO PUBLIC;
 
 -- ---------------------------------------------------------------- controls: the loader reads everything
+-- (through the reader API the loader gets its session scope: ask for restricted too)
+SET LOCAL scirag.licenses = 'public, open_commercial, restricted';
 SELECT ok((SELECT content ~ 'PARENTSECRET' FROM scirag.enrich_chunks(ARRAY[:p1]::bigint[], 150)),
           'control: for the loader, p1 is enriched from its parent (which holds PARENTSECRET)');
 SELECT ok((SELECT string_agg(content, ' ') ~ 'SIBLINGSECRET' FROM scirag.consolidate(ARRAY[:p1, :p2]::bigint[])),
           'control: for the loader, consolidating p1 + p2 pulls in the sibling between them (SIBLINGSECRET)');
 
 -- ---------------------------------------------------------------- as a reader, with a document excluded
+RESET scirag.licenses;
 SELECT tests.as_role('scirag_reader');
 SELECT set_config('scirag.exclude_documents', :'dexc', true) IS NOT NULL AS _ \gset
 

@@ -21,12 +21,13 @@ SELECT throws_ok(
   '23514', NULL, 'metadata_inferred may not name a non-citation field (license)');
 
 SET LOCAL ROLE scirag_reader;
+-- readers read documents through the reader API (policies/reader_wall)
 SELECT results_eq(
-  $$SELECT metadata_inferred, arxiv_id FROM scirag.documents WHERE external_id = 'md-guessed'$$,
+  $$SELECT metadata_inferred, arxiv_id FROM scirag.documents_visible('md-guessed')$$,
   $$VALUES ('{title,authors,doi,arxiv_id}'::text[], '2107.05407'::text)$$,
   'a reader sees which fields were guessed');
 SET LOCAL scirag.licenses = '';
-SELECT is_empty($$SELECT 1 FROM scirag.documents WHERE external_id = 'md-guessed'$$,
+SELECT is_empty($$SELECT 1 FROM scirag.documents_visible('md-guessed')$$,
                 'and nothing outside its scope');
 
 SELECT * FROM finish();

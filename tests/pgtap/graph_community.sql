@@ -6,6 +6,9 @@ BEGIN;
 SELECT plan(23);
 \ir helpers/fixtures.psql
 \ir helpers/graph_fixtures.psql
+-- this suite tests the graph policies themselves: readers may SELECT here, inside this
+-- transaction only, what the reader API may (policies/reader_wall)
+SELECT tests.open_evidence_to('scirag_reader') AS _ \gset
 
 -- ---------------------------------------------------------------- fixtures
 CREATE TABLE tests.cq AS SELECT tests.frame_vec(0) AS q;

@@ -5,6 +5,9 @@ BEGIN;
 SELECT plan(20);
 \ir helpers/fixtures.psql
 \ir helpers/graph_fixtures.psql
+-- this suite tests the graph policies themselves: readers may SELECT here, inside this
+-- transaction only, what the reader API may (policies/reader_wall)
+SELECT tests.open_evidence_to('scirag_reader') AS _ \gset
 
 SELECT tests.as_role('scirag_loader');
 SELECT tests.add_doc('s-pub', 'public', 'src_main', ARRAY['corn stover and corn, VS 93 %.', 'maize stover notes.'],
@@ -79,11 +82,13 @@ SELECT is(scirag.kg_normalize('Emission  Factors (PM2.5)'), 'emission factor pm2
 SELECT is(scirag.kg_normalize('glass'), 'glass', 'kg_normalize keeps a double s');
 
 -- ---------------------------------------------------------------- function properties
+-- (the reader API runs as scirag_api, under the caller's row-level security: policies/reader_wall)
 SELECT is_empty($$SELECT p.oid::regprocedure FROM pg_proc p
   WHERE p.pronamespace = 'scirag'::regnamespace AND p.prosecdef
+    AND NOT (p.proowner = 'scirag_api'::regrole AND p.proname = ANY (scirag.reader_wall_functions()))
     AND p.proname IN ('search_graph', 'graph_seed_entities', 'search_community',
                       'search_community_chunks', 'graph_question_entities')$$,
-  'the graph and community functions are SECURITY INVOKER');
+  'the graph and community functions are SECURITY INVOKER or reader API functions');
 SELECT is_empty($$SELECT p.oid::regprocedure FROM pg_proc p
   WHERE p.pronamespace = 'scirag'::regnamespace
     AND (p.proname LIKE 'kg\_%' OR p.proname LIKE 'graph\_%' OR p.proname IN ('search_graph', 'search_community', 'search_community_chunks'))

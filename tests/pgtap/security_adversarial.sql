@@ -57,20 +57,20 @@ SELECT throws_like($$SELECT * FROM scirag.rerank('q', ARRAY[1]::bigint[], ARRAY[
 
 -- ---------------------------------------------------------------- strict settings (item 10)
 SET LOCAL scirag.exclude_retracted = 't';
-SELECT throws_ok($$SELECT count(*) FROM scirag.documents$$, '22023', 'scirag.exclude_retracted: invalid value "t"',
+SELECT throws_ok($$SELECT count(*) FROM scirag.documents_visible()$$, '22023', 'scirag.exclude_retracted: invalid value "t"',
   'exclude_retracted = t (silently "off" before) fails every query');
 SET LOCAL scirag.exclude_retracted = 'TRUE';
-SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub'],
+SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents_visible() WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub'],
   'exclude_retracted = TRUE hides the retracted document');
 SET LOCAL scirag.exclude_retracted = 'off';
-SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub', 'sa-retr'],
+SELECT is(ARRAY(SELECT external_id::text FROM scirag.documents_visible() WHERE external_id LIKE 'sa-%' ORDER BY 1), ARRAY['sa-pub', 'sa-retr'],
   'exclude_retracted = off keeps it');
 SELECT set_config('scirag.exclude_documents', 'sa-pub,no-such-doc,sa-res', true) AS _s \gset
 SELECT is(scirag.current_scope()->>'excluded_documents_unresolved', '2',
   'current_scope reports the listed ids that match nothing visible (unknown and hidden alike)');
 SELECT set_config('scirag.exclude_documents', '', true) AS _s \gset
 SELECT set_config('scirag.sources', repeat('s,', 40000), true) AS _s \gset
-SELECT throws_ok($$SELECT count(*) FROM scirag.documents$$, '22023', NULL, 'an oversized scirag.sources is refused');
+SELECT throws_ok($$SELECT count(*) FROM scirag.documents_visible()$$, '22023', NULL, 'an oversized scirag.sources is refused');
 SELECT set_config('scirag.sources', '', true) AS _s \gset
 
 -- ---------------------------------------------------------------- ceilings (item 8)

@@ -6,6 +6,7 @@ session, so neither the demo database ``scirag`` nor the pgTAP database is touch
 Without SCIRAG_TEST_DSN the project cluster is used; if no server is reachable the
 database tests fail with a message that says how to start one (they never skip).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ PYTEST_DB = os.environ.get("SCIRAG_PYTEST_DB", "scirag_pytest")
 # ---------------------------------------------------------------------------
 # Manifests
 # ---------------------------------------------------------------------------
+
 
 def write_manifest(folder: Path, lines, files: dict | None = None, name: str = "manifest.jsonl") -> Path:
     """Writes files (name -> str or bytes) and a JSONL manifest into folder.
@@ -47,8 +49,10 @@ def write_manifest(folder: Path, lines, files: dict | None = None, name: str = "
 @pytest.fixture
 def make_manifest(tmp_path):
     """make_manifest(lines, files=None, name='manifest.jsonl') -> Path, inside tmp_path."""
+
     def _make(lines, files=None, name="manifest.jsonl"):
         return write_manifest(tmp_path, lines, files, name)
+
     return _make
 
 
@@ -56,15 +60,18 @@ def make_manifest(tmp_path):
 # The embedding model (one instance per session: loading takes ~0.5 s)
 # ---------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def embedder():
     from scirag_helpers.embedder import Embedder
+
     return Embedder(threads=2)
 
 
 # ---------------------------------------------------------------------------
 # Database
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="session")
 def base_dsn():
@@ -79,9 +86,12 @@ def base_dsn():
     try:
         psycopg.connect(dsn, connect_timeout=5).close()
     except psycopg.Error as exc:
-        pytest.fail(f"no PostgreSQL for the database tests at {dsn!r} ({str(exc).strip()}): run "
-                    "scripts/test.sh, or start the project cluster with scripts/setup.sh, or set "
-                    "SCIRAG_TEST_DSN to a server with pgvector and plpython3u", pytrace=False)
+        pytest.fail(
+            f"no PostgreSQL for the database tests at {dsn!r} ({str(exc).strip()}): run "
+            "scripts/test.sh, or start the project cluster with scripts/setup.sh, or set "
+            "SCIRAG_TEST_DSN to a server with pgvector and plpython3u",
+            pytrace=False,
+        )
     return dsn
 
 
@@ -114,6 +124,7 @@ def demo_corpus(dsn, embedder):
 @pytest.fixture
 def loader_conn(dsn):
     from scirag import db
+
     conn = db.connect(dsn, role="scirag_loader")
     yield conn
     conn.close()
@@ -123,6 +134,7 @@ def loader_conn(dsn):
 def reader_conn(dsn):
     """An autocommit connection acting as scirag_reader (row-level security applies)."""
     from scirag import db
+
     conn = db.connect(dsn, role="scirag_reader", autocommit=True)
     yield conn
     conn.close()
@@ -133,6 +145,7 @@ def admin_conn(dsn):
     """Superuser connection for inspecting every row (RLS is forced, but the login
     is a superuser and superusers bypass row-level security)."""
     import psycopg
+
     conn = psycopg.connect(dsn, autocommit=True)
     yield conn
     conn.close()
@@ -142,6 +155,7 @@ def admin_conn(dsn):
 def restore_corpus(dsn, demo_corpus):
     """Deletes every document a test adds, so later tests see exactly the demo corpus."""
     import psycopg
+
     with psycopg.connect(dsn, autocommit=True) as conn:
         before = conn.execute("SELECT coalesce(max(id), 0) FROM scirag.documents").fetchone()[0]
     yield

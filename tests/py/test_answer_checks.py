@@ -1,6 +1,7 @@
 """Every mechanical answer check fails on a planted wrong answer (and passes on the
 right one): citations, numbers, supports (same sentence or table row, the right
 column, the named things), abstention. No database, no model."""
+
 from __future__ import annotations
 
 from answer_fixtures import COMPOSITION_TABLE, COUNTY
@@ -66,12 +67,7 @@ def test_abstention_fails_when_an_answerable_question_is_refused_and_the_reverse
 
 
 def test_table_parsing_keeps_labels_printed_on_their_own_line():
-    table = ("Model | Ar | Sw\n"
-             "mT5 XXL | 76.9 | 84.4\n"
-             "PaLM 540B |  | \n"
-             " | 75.0 | 85.2\n"
-             "(finetuned) |  | \n"
-             "Sum | 1 | 2")
+    table = "Model | Ar | Sw\nmT5 XXL | 76.9 | 84.4\nPaLM 540B |  | \n | 75.0 | 85.2\n(finetuned) |  | \nSum | 1 | 2"
     t = checks.parse_table(table)
     assert [r["label"] for r in t["rows"]] == ["mT5 XXL", "PaLM 540B (finetuned)", "Sum"]
     assert checks.row_columns(t, t["rows"][1]) == [("Ar", "75.0"), ("Sw", "85.2")]

@@ -1,5 +1,6 @@
 """scirag.answer and `scirag ask` on the demo corpus in scirag_pytest: cited answers
 offline, scope held in answers, retraction exclusion, planted unanswerable questions."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,9 @@ import pytest
 from conftest import ROOT
 
 SAMPLE = "How much straw could Harlan County supply each year?"
-RESTRICTED_Q = ("What enzyme loading was recommended for saccharifying pretreated corn stover, "
-                "and what sugar yield did it give?")
+RESTRICTED_Q = (
+    "What enzyme loading was recommended for saccharifying pretreated corn stover, and what sugar yield did it give?"
+)
 # Text that exists only in the restricted memo (saccharification-memo).
 RESTRICTED_TEXT = ["6.5 mg", "353 kg", "89.6 %", "HX-40 loading", "Confidential Technical Memorandum"]
 
@@ -33,8 +35,10 @@ def test_the_sample_question_gets_a_cited_answer_offline(reader_conn, demo_corpu
 
 
 def test_planted_unanswerable_questions_are_abstained_on(reader_conn, demo_corpus):
-    for q in ("What straw-to-grain ratio should be used for grain sorghum in Merriweather County?",
-              "What hydrogen yield does dark fermentation of barley straw achieve?"):
+    for q in (
+        "What straw-to-grain ratio should be used for grain sorghum in Merriweather County?",
+        "What hydrogen yield does dark fermentation of barley straw achieve?",
+    ):
         a = answer(reader_conn, q)
         assert a["abstained"] and a["citations"] == [], (q, a["answer"])
 
@@ -55,9 +59,16 @@ def test_retracted_documents_drop_out_of_answers_but_not_out_of_retrieve(reader_
     try:
         a = answer(reader_conn, SAMPLE)
         assert all(r["external_id"] != "county-straw-2022" for r in a["retrieval"])
-        assert reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 10) WHERE external_id = "
-                                   "'county-straw-2022'", (SAMPLE,)).fetchone()[0] > 0
-        assert reader_conn.execute("SELECT current_setting('scirag.exclude_retracted', true)").fetchone()[0] in (None, "")
+        assert (
+            reader_conn.execute(
+                "SELECT count(*) FROM scirag.retrieve(%s, 10) WHERE external_id = 'county-straw-2022'", (SAMPLE,)
+            ).fetchone()[0]
+            > 0
+        )
+        assert reader_conn.execute("SELECT current_setting('scirag.exclude_retracted', true)").fetchone()[0] in (
+            None,
+            "",
+        )
     finally:
         admin_conn.execute("UPDATE scirag.documents SET retracted = false WHERE external_id = 'county-straw-2022'")
 
@@ -101,8 +112,7 @@ def test_consolidation_builds_context_groups_that_cite_their_best_member(reader_
 
 
 def test_enrichment_and_the_sentence_filter_take_effect(reader_conn, demo_corpus):
-    a = answer(reader_conn, SAMPLE, {"answerer": "extractive", "enrich": {"min_word_count": 400},
-                                     "min_sentences": 2})
+    a = answer(reader_conn, SAMPLE, {"answerer": "extractive", "enrich": {"min_word_count": 400}, "min_sentences": 2})
     st = stages(a)
     assert st["enrich"]["enriched"] >= 1 and st["sentence_filter"]["kept"] <= st["sentence_filter"]["candidates"]
 
@@ -114,11 +124,18 @@ def test_a_preset_turns_the_evidence_stages_on(reader_conn, demo_corpus):
     assert not {"consolidate", "enrich"} & set(stages(b))
 
 
-@pytest.mark.parametrize("question,bad,message", [
-    (SAMPLE, {"consolidate": {"gap": 3}}, "consolidate"), (SAMPLE, {"enrich": {"min_word_count": -1}}, "min_word_count"),
-    (SAMPLE, {"min_sentences": 0}, "min_sentences"), ("x" * 4001, {}, "at most 4000")])
+@pytest.mark.parametrize(
+    "question,bad,message",
+    [
+        (SAMPLE, {"consolidate": {"gap": 3}}, "consolidate"),
+        (SAMPLE, {"enrich": {"min_word_count": -1}}, "min_word_count"),
+        (SAMPLE, {"min_sentences": 0}, "min_sentences"),
+        ("x" * 4001, {}, "at most 4000"),
+    ],
+)
 def test_bad_input_is_refused_by_name_as_invalid_parameter_value(reader_conn, demo_corpus, question, bad, message):
     import psycopg
+
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
         answer(reader_conn, question, bad)
     reader_conn.rollback()

@@ -1,6 +1,7 @@
 """`scirag eval answer` on question sets with acceptable answers (JSONL): loading,
 the README normalisation, answer correct / cited chunk holds the answer, and the
 near-miss unanswerable set shipped in domain/ (no database)."""
+
 from __future__ import annotations
 
 import json
@@ -18,20 +19,34 @@ def write(tmp_path, items, name="q.jsonl"):
 
 
 def test_jsonl_questions_carry_answers_paper_and_tags(tmp_path):
-    p = write(tmp_path, [
-        {"paper": "p1", "id": "p1-q1", "question": "What?", "answers": ["65.99", "65.99 ± 0.58%"], "where": "Table 1"},
-        {"paper": "p1", "id": "p1-u1", "question": "What else?", "answers": []}])
+    p = write(
+        tmp_path,
+        [
+            {
+                "paper": "p1",
+                "id": "p1-q1",
+                "question": "What?",
+                "answers": ["65.99", "65.99 ± 0.58%"],
+                "where": "Table 1",
+            },
+            {"paper": "p1", "id": "p1-u1", "question": "What else?", "answers": []},
+        ],
+    )
     q1, u1 = evalqa.load_questions(p)
     assert q1.answers == ["65.99", "65.99 ± 0.58%"] and q1.reference_documents == ["p1"]
     assert "table" in q1.tags and not q1.unanswerable
     assert u1.unanswerable and u1.reference_documents == [] and u1.answers == []
 
 
-@pytest.mark.parametrize("line,message", [
-    ("not json", "not JSON"), ({"id": "x"}, "needs an id and a question"),
-    ({"id": "x", "question": "q", "answers": "65.99"}, "list of non-empty strings"),
-    ({"id": "x", "question": "q", "answers": ["1"], "tags": ["unanswerable"]}, "has no answers"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("not json", "not JSON"),
+        ({"id": "x"}, "needs an id and a question"),
+        ({"id": "x", "question": "q", "answers": "65.99"}, "list of non-empty strings"),
+        ({"id": "x", "question": "q", "answers": ["1"], "tags": ["unanswerable"]}, "has no answers"),
+    ],
+)
 def test_bad_question_lines_are_refused_with_the_line_named(tmp_path, line, message):
     p = tmp_path / "bad.jsonl"
     p.write_text(line if isinstance(line, str) else json.dumps(line), encoding="utf-8")
@@ -58,11 +73,15 @@ def test_answers_match_after_nfkc_quote_dash_and_whitespace_normalisation():
 
 def test_answer_correct_and_cited_chunk_holds_the_answer():
     q = evalqa.Question("x", "q?", answers=["65.99"], reference_documents=["p"])
-    result = {"answer": "Reptile + Transduction; 5-shot 5-way: 65.99 ± 0.58% [1]",
-              "citations": [{"n": 1, "chunk_id": 7}],
-              "retrieval": [{"chunk_id": 7, "content": "Reptile + Transduction | 49.97 | 65.99 ± 0.58%"},
-                            {"chunk_id": 8, "content": "other"}],
-              "prompt_sources": []}
+    result = {
+        "answer": "Reptile + Transduction; 5-shot 5-way: 65.99 ± 0.58% [1]",
+        "citations": [{"n": 1, "chunk_id": 7}],
+        "retrieval": [
+            {"chunk_id": 7, "content": "Reptile + Transduction | 49.97 | 65.99 ± 0.58%"},
+            {"chunk_id": 8, "content": "other"},
+        ],
+        "prompt_sources": [],
+    }
     assert evalqa.answer_scores(result, q, False, False) == (True, True)
     wrong = dict(result, answer="MAML: 63.11 [1]", citations=[{"n": 2, "chunk_id": 8}])
     assert evalqa.answer_scores(wrong, q, False, False) == (False, False)

@@ -1,6 +1,7 @@
 """The offline extractive answerer: quotes the best evidence, prefers numbers and
 units for quantity questions, cites each piece, joins two hops, abstains when the
 evidence is too weak (no database, no model)."""
+
 from __future__ import annotations
 
 import re
@@ -28,15 +29,17 @@ def test_a_table_row_answers_with_its_label_and_the_asked_column():
 
 
 def test_a_units_line_under_the_header_joins_the_column_names():
-    table = ("Feedstock | Moisture | Durability\n(% w.b.) | (%)\n"
-             "Barley straw | 12 | 96.4\nWheat straw | 12 | 95.6")
+    table = "Feedstock | Moisture | Durability\n(% w.b.) | (%)\nBarley straw | 12 | 96.4\nWheat straw | 12 | 95.6"
     [u, _] = units_of({"n": 1, "text": table, "title": "T", "section_path": ""})
     assert u.text == "Feedstock: Barley straw; Moisture (% w.b.): 12; Durability (%): 96.4"
 
 
 def test_two_hops_are_joined_through_the_entity_the_first_names():
-    out = extractive_answer("What is the ash content of the main crop residue in Harlan County?",
-                            make_sources(demo_rows(), 5), quantity=True)
+    out = extractive_answer(
+        "What is the ash content of the main crop residue in Harlan County?",
+        make_sources(demo_rows(), 5),
+        quantity=True,
+    )
     assert not out.abstained
     assert "principal residue is barley straw" in out.text
     assert "Residue: Barley straw; Ash: 5.4 [2]" in out.text
@@ -54,8 +57,12 @@ def test_every_quote_is_verbatim_and_cited_to_its_own_source():
 
 def test_abstains_when_the_question_names_what_no_document_in_scope_mentions():
     src = make_sources(demo_rows(), 5)
-    out = extractive_answer("What straw-to-grain ratio should be used for grain sorghum in Harlan County?", src,
-                            quantity=True, unknown_words={"sorghum"})
+    out = extractive_answer(
+        "What straw-to-grain ratio should be used for grain sorghum in Harlan County?",
+        src,
+        quantity=True,
+        unknown_words={"sorghum"},
+    )
     assert out.abstained and out.units == []
     assert out.text.startswith(prompts.ABSTAIN_LEAD) and '"sorghum"' in out.text
     assert checks.is_abstention(out.text)
@@ -74,8 +81,10 @@ def test_no_sources_means_abstention():
 
 
 def test_overlap_between_chunks_is_quoted_once():
-    src = sources(row(1, COUNTY, ext="county", title="A", chunk_id=1, document_id=1),
-                  row(2, COUNTY, ext="county", title="A", chunk_id=2, document_id=1))
+    src = sources(
+        row(1, COUNTY, ext="county", title="A", chunk_id=1, document_id=1),
+        row(2, COUNTY, ext="county", title="A", chunk_id=2, document_id=1),
+    )
     out = extractive_answer("How much straw could Harlan County supply annually?", src, quantity=True)
     assert out.text.count("120,320") == 1 and "[2]" not in out.text
 

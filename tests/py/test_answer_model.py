@@ -1,6 +1,7 @@
 """The model answerer and compression, on recorded responses (no network, no database):
 what the model is shown, the citation list it produces, the checks that catch planted
 violations, degradation to the extractive answerer, and the two evidence views."""
+
 from __future__ import annotations
 
 import copy
@@ -20,9 +21,16 @@ def client(name: str) -> RecordedClient:
 
 
 def run(llm, options=None, compress_llm=None, question=Q):
-    return answer_question(question, demo_rows(), options=parse_options(options or {}),
-                           template=prompts.default_template("answer"), intents=prompts.default_intents(),
-                           llm=llm, compress_llm=compress_llm, compress_template=prompts.default_template("compress"))
+    return answer_question(
+        question,
+        demo_rows(),
+        options=parse_options(options or {}),
+        template=prompts.default_template("answer"),
+        intents=prompts.default_intents(),
+        llm=llm,
+        compress_llm=compress_llm,
+        compress_template=prompts.default_template("compress"),
+    )
 
 
 def test_the_model_sees_numbered_sources_standing_orders_and_guidance():
@@ -36,10 +44,16 @@ def test_the_model_sees_numbered_sources_standing_orders_and_guidance():
     assert f"Question: {Q}" in call["prompt"] and "Question intent: QUANTITY" in call["prompt"]
     assert result["answerer"] == "recorded"
     assert [c["n"] for c in result["citations"]] == [1, 2]
-    assert result["citations"][0] | {} == {"n": 1, "document_id": 1, "external_id": "county", "chunk_id": 201,
-                                         "title": "Residue Availability in Four Counties",
-                                         "section_path": "Residue Availability in Four Counties > 3 Results",
-                                         "lines": "69-71", "cite": "Residue Availability in Four Counties, lines 69-71"}
+    assert result["citations"][0] | {} == {
+        "n": 1,
+        "document_id": 1,
+        "external_id": "county",
+        "chunk_id": 201,
+        "title": "Residue Availability in Four Counties",
+        "section_path": "Residue Availability in Four Counties > 3 Results",
+        "lines": "69-71",
+        "cite": "Residue Availability in Four Counties, lines 69-71",
+    }
     assert result["checks"]["citations_ok"] and result["checks"]["numbers_ok"]
     assert not result["abstained"]
 
@@ -68,7 +82,7 @@ def test_a_model_abstention_is_recognised():
 
 
 def test_a_failing_model_degrades_to_the_extractive_answerer():
-    llm = RecordedClient({"in_order": []})        # every call raises LLMError
+    llm = RecordedClient({"in_order": []})  # every call raises LLMError
     result = run(llm)
     gen = next(s for s in result["trace"]["stages"] if s["stage"] == "generate")
     assert gen["status"] == "error" and result["answerer"] == "extractive (model failed)"
@@ -98,7 +112,7 @@ def test_compression_keeps_two_views_with_the_same_ids_and_counts_failures():
 def test_a_summary_with_a_number_the_passage_lacks_falls_back_to_full_text():
     llm = client("compress_fabricated_number")
     result = run(llm, {"compress": True}, compress_llm=llm)
-    assert result["compression"]["failures"] == 2    # invented 150,000; non-numeric relevance
+    assert result["compression"]["failures"] == 2  # invented 150,000; non-numeric relevance
     assert all(s["shown"] in ("full", "summary") for s in result["prompt_sources"])
     assert "150,000" not in llm.seen[-1]["prompt"]
 
@@ -116,10 +130,17 @@ def test_model_answerer_asked_for_without_a_model_is_an_error():
         run(None, {"answerer": "model"})
 
 
-@pytest.mark.parametrize("bad,message", [
-    ({"k": 0}, "k must be"), ({"answerer": "oracle"}, "answerer"), ({"compress": {"floor": 1}}, "compress"),
-    ({"min_coverage": 2}, "min_coverage"), ({"nonsense": 1}, "unknown option"), ("[1]", "JSON object"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"k": 0}, "k must be"),
+        ({"answerer": "oracle"}, "answerer"),
+        ({"compress": {"floor": 1}}, "compress"),
+        ({"min_coverage": 2}, "min_coverage"),
+        ({"nonsense": 1}, "unknown option"),
+        ("[1]", "JSON object"),
+    ],
+)
 def test_bad_options_are_refused(bad, message):
     with pytest.raises(AnswerError, match=message):
         parse_options(bad)
@@ -127,10 +148,11 @@ def test_bad_options_are_refused(bad, message):
 
 def test_ask_prints_a_failed_supports_check_and_the_withheld_answer():
     from scirag.ask import format_answer
+
     result = run(client("answer_planted_violations"))
     text = format_answer(Q, result)
     assert "supports ok" in text and "withheld (no sentence passed the supports check): Harlan County" in text
-    llm = client("compress_mixed")   # its answer cites [3], a source dropped from the prompt
+    llm = client("compress_mixed")  # its answer cites [3], a source dropped from the prompt
     partly = run(llm, {"compress": {"enabled": True, "relevance_floor": 0.2}}, compress_llm=llm)
     assert partly["checks"]["unsupported"] == [3] and "withheld" not in partly
     assert "supports FAILED for sentence(s) 3" in format_answer(Q, partly)

@@ -1,5 +1,6 @@
 """Prompt assembly: shipped templates, the three standing orders, intent guidance,
 numbered source blocks with title, breadcrumb and position (no database)."""
+
 from __future__ import annotations
 
 import inspect
@@ -43,16 +44,22 @@ def test_the_sqitch_change_installs_exactly_the_shipped_files():
     assert "`cat domain/prompts/intents.json`" in deploy
 
 
-@pytest.mark.parametrize("question,intent", [
-    ("How much straw could Harlan County supply each year?", "QUANTITY"),
-    ("What does a residue-to-product ratio express, and how can it be derived from the harvest index?", "DEFINITION"),
-    ("Compare the ash content of wheat and rice straw", "COMPARISON"),
-    ("What are the limitations of the fixed residue ratio method?", "CRITIQUE"),
-    ("Why does pellet durability drop at high moisture?", "MECHANISM"),
-    ("When should a grower bale corn stover after harvest?", "APPLICATION"),
-    ("Which participants were enrolled in the trial?", "STUDY_DETAIL"),
-    ("Tell me about Lomax County", "GENERAL"),
-])
+@pytest.mark.parametrize(
+    "question,intent",
+    [
+        ("How much straw could Harlan County supply each year?", "QUANTITY"),
+        (
+            "What does a residue-to-product ratio express, and how can it be derived from the harvest index?",
+            "DEFINITION",
+        ),
+        ("Compare the ash content of wheat and rice straw", "COMPARISON"),
+        ("What are the limitations of the fixed residue ratio method?", "CRITIQUE"),
+        ("Why does pellet durability drop at high moisture?", "MECHANISM"),
+        ("When should a grower bale corn stover after harvest?", "APPLICATION"),
+        ("Which participants were enrolled in the trial?", "STUDY_DETAIL"),
+        ("Tell me about Lomax County", "GENERAL"),
+    ],
+)
 def test_intent_classification(intents, question, intent):
     assert prompts.classify_intent(question, intents).intent == intent
 
@@ -73,7 +80,7 @@ def test_quantity_questions_are_recognised():
 def test_source_blocks_are_numbered_with_breadcrumb_and_position():
     blocks = prompts.source_blocks(make_sources(demo_rows(), 5))
     heads = [l for l in blocks.splitlines() if re.match(r"^\[S\d+\] ", l)]
-    assert heads == [   # VulcanLab's augmentation blocks: [S1] Source: title > section path (document, position)
+    assert heads == [  # VulcanLab's augmentation blocks: [S1] Source: title > section path (document, position)
         "[S1] Source: Residue Availability in Four Counties > 3 Results (county, lines 69-71)",
         "[S2] Source: Composition of Cereal Residues > 3.1 Structural composition (table) (composition, lines 40-45)",
         "[S3] Source: Harvest Logbook (logbook, lines 1-3)",

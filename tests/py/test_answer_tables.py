@@ -2,6 +2,7 @@
 (multi-level headers, repeated and negated row labels, sizes), sentences that name the
 question's entities and asked-for attribute, definitions, and abstention when the
 named document or size is not in the evidence. Texts are written for these tests."""
+
 from __future__ import annotations
 
 from answer_fixtures import row
@@ -9,29 +10,41 @@ from scirag_helpers import checks
 from scirag_helpers.answer import answer_question, extractive_answer, make_sources, parse_options
 from scirag_helpers import prompts
 
-FEWSHOT = ("Table 1: Few-shot results on Mini-ImageNet.\n"
-           "Algorithm | accuracy / 1-shot 5-way | accuracy / 5-shot 5-way\n"
-           "MAML | 48.70 ± 1.84% | 63.11 ± 0.92%\n"
-           "Reptile | 47.07 ± 0.26% | 62.74 ± 0.37%\n"
-           "Reptile + Transduction | 49.97 ± 0.32% | 65.99 ± 0.58%")
-ZEROSHOT = ("Table 4: Zero-shot results.\n"
-            "Model | Params (B) | LAMBADA ppl | PIQA acc\n"
-            "RWKV-4 | 1.5 | 7.04 | 72.36\n"
-            "Pythia | 1.4 | 6.58 | 71.11\n"
-            "RWKV-4 | 14.2 | 3.86 | 77.48\n"
-            "Pythia | 12 | 3.92 | 76.71")
-ABLATION = ("Table 2: Ablations of the self-taught reasoner on the dev set.\n"
-            "Method | Dev accuracy (%) | Train data used (%)\n"
-            "GPT-J finetuned | 60.0 | 100\n"
-            "STaR without rationalization | 68.8 | 69.7\n"
-            "STaR | 72.3 | 86.7")
-REPTILE_PROSE = ("Reptile repeatedly samples a task, trains on it, and moves the initialization towards the "
-                 "trained weights on that task. We evaluate Reptile on Mini-ImageNet and Omniglot.")
-OTHER_PROSE = ("Our tokenizer-free model reaches 71.5% accuracy on Mini-ImageNet in the 5-shot 5-way setting, "
-               "which we report for completeness.")
-MFU = ("We propose a new metric for efficiency that is implementation-independent, called model FLOPs "
-       "utilization (MFU). This is the ratio of the observed throughput relative to the theoretical maximum "
-       "throughput of a system operating at peak FLOPs. MFU is reported for every run in Table 3.")
+FEWSHOT = (
+    "Table 1: Few-shot results on Mini-ImageNet.\n"
+    "Algorithm | accuracy / 1-shot 5-way | accuracy / 5-shot 5-way\n"
+    "MAML | 48.70 ± 1.84% | 63.11 ± 0.92%\n"
+    "Reptile | 47.07 ± 0.26% | 62.74 ± 0.37%\n"
+    "Reptile + Transduction | 49.97 ± 0.32% | 65.99 ± 0.58%"
+)
+ZEROSHOT = (
+    "Table 4: Zero-shot results.\n"
+    "Model | Params (B) | LAMBADA ppl | PIQA acc\n"
+    "RWKV-4 | 1.5 | 7.04 | 72.36\n"
+    "Pythia | 1.4 | 6.58 | 71.11\n"
+    "RWKV-4 | 14.2 | 3.86 | 77.48\n"
+    "Pythia | 12 | 3.92 | 76.71"
+)
+ABLATION = (
+    "Table 2: Ablations of the self-taught reasoner on the dev set.\n"
+    "Method | Dev accuracy (%) | Train data used (%)\n"
+    "GPT-J finetuned | 60.0 | 100\n"
+    "STaR without rationalization | 68.8 | 69.7\n"
+    "STaR | 72.3 | 86.7"
+)
+REPTILE_PROSE = (
+    "Reptile repeatedly samples a task, trains on it, and moves the initialization towards the "
+    "trained weights on that task. We evaluate Reptile on Mini-ImageNet and Omniglot."
+)
+OTHER_PROSE = (
+    "Our tokenizer-free model reaches 71.5% accuracy on Mini-ImageNet in the 5-shot 5-way setting, "
+    "which we report for completeness."
+)
+MFU = (
+    "We propose a new metric for efficiency that is implementation-independent, called model FLOPs "
+    "utilization (MFU). This is the ratio of the observed throughput relative to the theoretical maximum "
+    "throughput of a system operating at peak FLOPs. MFU is reported for every run in Table 3."
+)
 
 
 def sources(*rows_):
@@ -44,22 +57,28 @@ def answer(question, *rows_):
 
 
 def test_a_cell_named_by_row_and_column_is_answered_verbatim_with_both_labels():
-    out, src = answer("What 5-shot 5-way classification accuracy does Reptile with transduction reach on "
-                      "Mini-ImageNet?", row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True))
+    out, src = answer(
+        "What 5-shot 5-way classification accuracy does Reptile with transduction reach on Mini-ImageNet?",
+        row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True),
+    )
     assert not out.abstained and out.reason == "table cell"
     assert out.text == "Algorithm: Reptile + Transduction; accuracy / 5-shot 5-way: 65.99 ± 0.58% [1]"
     assert checks.run_checks(out.text, src)["supports_ok"]
 
 
 def test_a_column_with_another_number_is_another_column():
-    out, _ = answer("What 1-shot 5-way accuracy does MAML reach on Mini-ImageNet?",
-                    row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True))
+    out, _ = answer(
+        "What 1-shot 5-way accuracy does MAML reach on Mini-ImageNet?",
+        row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True),
+    )
     assert "48.70 ± 1.84%" in out.text and "63.11" not in out.text
 
 
 def test_repeated_row_labels_are_told_apart_by_the_size_the_question_gives():
-    out, _ = answer("What zero-shot LAMBADA perplexity does the 14.2B-parameter RWKV-4 model achieve?",
-                    row(1, ZEROSHOT, ext="rwkv", title="RWKV", is_table=True))
+    out, _ = answer(
+        "What zero-shot LAMBADA perplexity does the 14.2B-parameter RWKV-4 model achieve?",
+        row(1, ZEROSHOT, ext="rwkv", title="RWKV", is_table=True),
+    )
     assert "3.86" in out.text and "7.04" not in out.text
 
 
@@ -73,79 +92,103 @@ def test_a_negated_row_label_is_not_the_plain_one():
 
 
 def test_no_table_fits_so_the_sentence_answers():
-    out, _ = answer("How does Reptile update the initialization after training on a task?",
-                    row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True),
-                    row(2, REPTILE_PROSE, ext="reptile", title="Meta-Learning", document_id=11))
+    out, _ = answer(
+        "How does Reptile update the initialization after training on a task?",
+        row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True),
+        row(2, REPTILE_PROSE, ext="reptile", title="Meta-Learning", document_id=11),
+    )
     assert out.reason == "ok" and "moves the initialization towards the trained weights" in out.text
 
 
 def test_a_sentence_from_another_document_than_the_one_the_question_names_is_not_cited():
     # the other paper's sentence has the question's words and a number, but not "Reptile"
-    out, src = answer("What 5-shot 5-way accuracy does Reptile reach on Mini-ImageNet?",
-                      row(1, OTHER_PROSE, ext="other", title="Tokenizer-free models", document_id=21),
-                      row(2, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True, document_id=22))
+    out, src = answer(
+        "What 5-shot 5-way accuracy does Reptile reach on Mini-ImageNet?",
+        row(1, OTHER_PROSE, ext="other", title="Tokenizer-free models", document_id=21),
+        row(2, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True, document_id=22),
+    )
     assert "71.5" not in out.text and checks.citation_numbers(out.text) == [2]
 
 
 def test_abstains_when_no_source_names_the_thing_the_question_names():
-    out, _ = answer("What 5-shot 5-way accuracy does Reptile reach on CIFAR-FS?",
-                    row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True))
+    out, _ = answer(
+        "What 5-shot 5-way accuracy does Reptile reach on CIFAR-FS?",
+        row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True),
+    )
     assert out.abstained and '"CIFAR-FS"' in out.text and checks.is_abstention(out.text)
 
 
 def test_abstains_when_the_size_the_question_gives_is_not_in_the_evidence():
-    out, _ = answer("What zero-shot LAMBADA perplexity does the 30B-parameter RWKV-4 model achieve?",
-                    row(1, ZEROSHOT, ext="rwkv", title="RWKV", is_table=True))
+    out, _ = answer(
+        "What zero-shot LAMBADA perplexity does the 30B-parameter RWKV-4 model achieve?",
+        row(1, ZEROSHOT, ext="rwkv", title="RWKV", is_table=True),
+    )
     assert out.abstained and not checks.numbers_in(out.text)
 
 
 def test_a_definition_question_gets_the_defining_sentence():
-    out, _ = answer("How is model FLOPs utilization (MFU) defined?",
-                    row(1, MFU, ext="palm", title="PaLM"))
+    out, _ = answer("How is model FLOPs utilization (MFU) defined?", row(1, MFU, ext="palm", title="PaLM"))
     assert out.text.startswith("This is the ratio of the observed throughput"), out.text
 
 
 def test_reference_markers_in_a_quote_do_not_become_citations():
     text = "Surprisingly, and in contrast to previous work [1], only 6 simulations per move were enough for Pacman."
-    out, src = answer("How many simulations per move were enough for Pacman?",
-                      row(1, "Intro text about planning.", ext="a", title="A", document_id=31),
-                      row(2, text, ext="b", title="B", document_id=31))
+    out, src = answer(
+        "How many simulations per move were enough for Pacman?",
+        row(1, "Intro text about planning.", ext="a", title="A", document_id=31),
+        row(2, text, ext="b", title="B", document_id=31),
+    )
     assert checks.citation_numbers(out.text) == [2] and "[1]" not in out.text
 
 
 def test_answer_question_reports_supports_in_its_checks():
     src_rows = [row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True)]
-    res = answer_question("What 5-shot 5-way accuracy does Reptile with transduction reach?", src_rows,
-                          options=parse_options({"answerer": "extractive"}),
-                          template=prompts.default_template("answer"), intents=prompts.default_intents())
+    res = answer_question(
+        "What 5-shot 5-way accuracy does Reptile with transduction reach?",
+        src_rows,
+        options=parse_options({"answerer": "extractive"}),
+        template=prompts.default_template("answer"),
+        intents=prompts.default_intents(),
+    )
     assert res["checks"]["supports_ok"] and res["checks"]["claims"] == 1 and "65.99" in res["answer"]
 
 
-PAI = ("Table 7: Paired associative inference, length 3.\n"
-       "Trial Type | MEMO | UT | PonderNet\n"
-       "A-B | 99.82(0.30) | 97.43 | 98.01(2.39)\n"
-       "B-C | 99.76(0.38) | 98.28 | 97.43(1.97)")
-ATARI = ("Table S1: Evaluation of MuZero in Atari with 30 random no-op starts.\n"
-         "Game | Random | Human | MuZero | MuZero normalized\n"
-         "ms pacman | 307.30 | 6,951.60 | 243,401.10 | 3,658.7 %\n"
-         "pong | -20.70 | 14.60 | 21.00 | 118.3 %")
+PAI = (
+    "Table 7: Paired associative inference, length 3.\n"
+    "Trial Type | MEMO | UT | PonderNet\n"
+    "A-B | 99.82(0.30) | 97.43 | 98.01(2.39)\n"
+    "B-C | 99.76(0.38) | 98.28 | 97.43(1.97)"
+)
+ATARI = (
+    "Table S1: Evaluation of MuZero in Atari with 30 random no-op starts.\n"
+    "Game | Random | Human | MuZero | MuZero normalized\n"
+    "ms pacman | 307.30 | 6,951.60 | 243,401.10 | 3,658.7 %\n"
+    "pong | -20.70 | 14.60 | 21.00 | 118.3 %"
+)
 
 
 def test_a_row_named_by_a_code_and_a_column_named_after_the_subject():
-    out, _ = answer("What score does PonderNet reach on A-B trials?",
-                    row(1, PAI, ext="ponder", title="PonderNet", is_table=True))
+    out, _ = answer(
+        "What score does PonderNet reach on A-B trials?", row(1, PAI, ext="ponder", title="PonderNet", is_table=True)
+    )
     assert "98.01(2.39)" in out.text and "99.82" not in out.text
-    out, _ = answer("What score does MuZero obtain on Ms. Pacman with 30 random no-op starts?",
-                    row(1, ATARI, ext="muzero", title="MuZero", is_table=True))
+    out, _ = answer(
+        "What score does MuZero obtain on Ms. Pacman with 30 random no-op starts?",
+        row(1, ATARI, ext="muzero", title="MuZero", is_table=True),
+    )
     assert "MuZero: 243,401.10" in out.text and "307.30" not in out.text
 
 
 def test_a_caption_does_not_outrank_the_cell_it_describes():
-    caption_prose = ("Table 7: MEMO, UT and PonderNet on paired associative inference trials of length 3, "
-                     "the score on each trial type.")
-    out, _ = answer("What score does PonderNet reach on A-B trials?",
-                    row(1, caption_prose, ext="ponder", title="PonderNet", document_id=41),
-                    row(2, PAI, ext="ponder", title="PonderNet", is_table=True, document_id=41))
+    caption_prose = (
+        "Table 7: MEMO, UT and PonderNet on paired associative inference trials of length 3, "
+        "the score on each trial type."
+    )
+    out, _ = answer(
+        "What score does PonderNet reach on A-B trials?",
+        row(1, caption_prose, ext="ponder", title="PonderNet", document_id=41),
+        row(2, PAI, ext="ponder", title="PonderNet", is_table=True, document_id=41),
+    )
     assert "98.01" in out.text
 
 
@@ -156,19 +199,25 @@ def test_a_header_with_names_like_a_at_20_is_not_a_data_row():
 
 
 def test_a_sentence_pointing_back_brings_the_sentence_it_points_to():
-    text = ("Two changes matter most: squaring ReLU activations and adding depthwise convolutions after "
-            "each projection. We call the model with just these two changes Primer-EZ.")
+    text = (
+        "Two changes matter most: squaring ReLU activations and adding depthwise convolutions after "
+        "each projection. We call the model with just these two changes Primer-EZ."
+    )
     out, _ = answer("Which two changes make up Primer-EZ?", row(1, text, ext="primer", title="Primer"))
     assert out.text.startswith("Two changes matter most: squaring ReLU") and "Primer-EZ. [1]" in out.text
 
 
 def test_a_column_named_by_initials_and_a_row_by_a_size():
-    table = ("Table 1: Model architecture details.\n"
-             "Model | #L | #H | d model | LR | Batch\n"
-             "13B | 40 | 40 | 5120 | 1.0e-4 | 4M\n"
-             "30B | 48 | 56 | 7168 | 1.0e-4 | 4M\n"
-             "175B | 96 | 96 | 12288 | 1.2e-4 | 2M")
+    table = (
+        "Table 1: Model architecture details.\n"
+        "Model | #L | #H | d model | LR | Batch\n"
+        "13B | 40 | 40 | 5120 | 1.0e-4 | 4M\n"
+        "30B | 48 | 56 | 7168 | 1.0e-4 | 4M\n"
+        "175B | 96 | 96 | 12288 | 1.2e-4 | 2M"
+    )
     out, _ = answer("What learning rate does the 175B model use?", row(1, table, ext="opt", title="OPT", is_table=True))
     assert out.text == "Model: 175B; LR: 1.2e-4 [1]"
-    out, _ = answer("What model dimension does the 30B model use?", row(1, table, ext="opt", title="OPT", is_table=True))
+    out, _ = answer(
+        "What model dimension does the 30B model use?", row(1, table, ext="opt", title="OPT", is_table=True)
+    )
     assert "7168" in out.text and "12288" not in out.text

@@ -1,10 +1,11 @@
 """Tests for scirag.chunk: every rule of the structure-aware chunker."""
+
 import re
 
 import pytest
 
-from scirag.chunk import (Chunk, chunk_document, content_hash, count_tokens, normalize_text,
-                          split_sentences)
+from scirag.chunk import Chunk, chunk_document, content_hash, count_tokens, normalize_text
+from scirag_helpers.text import sentences as split_sentences
 from scirag.parse import Block, ParsedDocument, parse_text
 
 TITLE = "Straw Report"
@@ -32,6 +33,7 @@ def shared_overlap(prev: str, nxt: str) -> str:
 # Rule 1: normalisation
 # ---------------------------------------------------------------------------
 
+
 def test_normalize_dehyphenates_line_ends_only():
     assert normalize_text("the ligno-\ncellulosic fraction") == "the lignocellulosic fraction"
     # A hyphen inside a line is a real one.
@@ -52,17 +54,22 @@ def test_normalize_keeps_numbers_that_are_not_alone_on_a_line():
 
 
 def test_chunker_normalises_prose_and_splits_paragraphs():
-    text = ("Straw supply depends on the ligno-\ncellulosic share of the crop.\n\f\n"
-            "A second paragraph follows the page break here.")
+    text = (
+        "Straw supply depends on the ligno-\ncellulosic share of the crop.\n\f\n"
+        "A second paragraph follows the page break here."
+    )
     chunks = chunks_of(text)
     assert len(chunks) == 1
-    assert chunks[0].body == ("Straw supply depends on the lignocellulosic share of the crop."
-                              "\n\nA second paragraph follows the page break here.")
+    assert chunks[0].body == (
+        "Straw supply depends on the lignocellulosic share of the crop."
+        "\n\nA second paragraph follows the page break here."
+    )
 
 
 # ---------------------------------------------------------------------------
 # Rule 2: noise floor
 # ---------------------------------------------------------------------------
+
 
 def test_fragments_under_20_chars_are_dropped():
     chunks = chunks_of("x7 %%\n\nThis paragraph is long enough to keep.\n\nFig a b")
@@ -70,9 +77,10 @@ def test_fragments_under_20_chars_are_dropped():
 
 
 def test_noise_floor_never_drops_headings_or_table_rows():
-    doc = ParsedDocument(blocks=[Block("heading", "Yield", level=2),
-                                 Block("table", "A | 1\nB | 2"),
-                                 Block("prose", "ok")], parser="markdown")
+    doc = ParsedDocument(
+        blocks=[Block("heading", "Yield", level=2), Block("table", "A | 1\nB | 2"), Block("prose", "ok")],
+        parser="markdown",
+    )
     chunks = chunk_document(doc, TITLE)
     assert [(c.kind, c.body) for c in chunks] == [("section", "Yield\n\nA | 1\nB | 2"), ("table", "A | 1\nB | 2")]
 
@@ -84,6 +92,7 @@ def test_document_of_only_noise_is_empty():
 # ---------------------------------------------------------------------------
 # Rule 3: headings and the section path
 # ---------------------------------------------------------------------------
+
 
 def _sections(chunks):
     return [(c.heading, c.level) for c in chunks if c.kind == "section"]
@@ -104,13 +113,16 @@ def test_title_case_heading():
     assert _sections(chunks) == [("Sustainable Removal of Crop Residue", 1)]
 
 
-@pytest.mark.parametrize("line", [
-    "The straw yield was measured in 2019 across all plots.",         # a sentence
-    "1.1 Million tonnes of straw were harvested in the county last year.",  # numbered sentence
-    "Harlan County barley straw is the main residue",                 # sentence case
-    "Table 2 Yields By Crop",                                         # a caption
-    "J. P. Laskowski, Imani Greaves",                                 # a byline
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The straw yield was measured in 2019 across all plots.",  # a sentence
+        "1.1 Million tonnes of straw were harvested in the county last year.",  # numbered sentence
+        "Harlan County barley straw is the main residue",  # sentence case
+        "Table 2 Yields By Crop",  # a caption
+        "J. P. Laskowski, Imani Greaves",  # a byline
+    ],
+)
 def test_sentences_and_captions_are_not_headings(line):
     assert _sections(chunks_of(line + "\n\nAnother paragraph of ordinary text here.")) == []
 
@@ -121,27 +133,34 @@ def test_numbered_table_row_is_not_a_heading():
 
 
 def test_heading_on_first_line_of_a_paragraph_is_split_off():
-    text = ("2.1 Feedstock handling\n"
-            "Bales are stored under cover and ground before they reach the boiler line.")
+    text = "2.1 Feedstock handling\nBales are stored under cover and ground before they reach the boiler line."
     chunks = chunks_of(text)
     assert _sections(chunks) == [("2.1 Feedstock handling", 2)]
     assert chunks[1].body.startswith("Bales are stored")
 
 
 def test_wrapped_numbered_list_item_is_not_a_heading():
-    text = ("1. In general, all open source models, including the\n"
-            "larger ones, fall short of the human performance level.")
+    text = (
+        "1. In general, all open source models, including the\nlarger ones, fall short of the human performance level."
+    )
     assert _sections(chunks_of(text)) == []
 
 
 def test_section_path_is_a_stack():
-    text = "\n\n".join([
-        "1 Introduction", "Introductory text long enough to keep.",
-        "2 Methods", "Methods overview long enough to keep.",
-        "2.1 Feedstock handling", "Feedstock text long enough to keep.",
-        "2.2 Storage", "Storage text long enough to keep.",
-        "3 Results", "Results text long enough to keep.",
-    ])
+    text = "\n\n".join(
+        [
+            "1 Introduction",
+            "Introductory text long enough to keep.",
+            "2 Methods",
+            "Methods overview long enough to keep.",
+            "2.1 Feedstock handling",
+            "Feedstock text long enough to keep.",
+            "2.2 Storage",
+            "Storage text long enough to keep.",
+            "3 Results",
+            "Results text long enough to keep.",
+        ]
+    )
     paths = [c.section_path for c in chunks_of(text) if c.kind == "prose"]
     assert paths == [
         "1 Introduction",
@@ -156,7 +175,7 @@ def test_parser_headings_keep_their_levels_and_are_not_guessed():
     md = "# Report\n\n### Deep Section\n\nSome Title Case Line\n\nBody text under the deep section."
     chunks = chunks_of(md, "markdown")
     assert _sections(chunks) == [("Report", 1), ("Deep Section", 3)]
-    assert [c.level for c in chunks if c.kind == "prose"] == [4]   # markdown prose is not re-guessed
+    assert [c.level for c in chunks if c.kind == "prose"] == [4]  # markdown prose is not re-guessed
 
 
 # ---------------------------------------------------------------------------
@@ -169,12 +188,15 @@ GRID = "County      Acres     Yield\nHarlan      118,400   1.34\nOsgood      188
 NUMERIC = "Crop Acres Yield\nBarley 118,400 1.34\nWheat 64,200 1.37\nOats 9,800 0.87"
 
 
-@pytest.mark.parametrize("table, first_row", [
-    (PIPE, "County | Acres"),
-    (TABS, "County | Acres | Yield"),
-    (GRID, "County | Acres | Yield"),
-    (NUMERIC, "Crop | Acres | Yield"),
-])
+@pytest.mark.parametrize(
+    "table, first_row",
+    [
+        (PIPE, "County | Acres"),
+        (TABS, "County | Acres | Yield"),
+        (GRID, "County | Acres | Yield"),
+        (NUMERIC, "Crop | Acres | Yield"),
+    ],
+)
 def test_table_like_paragraphs_become_one_table_chunk(table, first_row):
     text = f"Some prose before the table goes here.\n\n{table}\n\nSome prose after the table goes here."
     chunks = chunks_of(text)
@@ -189,8 +211,10 @@ def test_table_like_paragraphs_become_one_table_chunk(table, first_row):
 
 
 def test_double_spaced_sentences_are_not_a_grid():
-    text = ("Straw is baled in July.  Bales dry in the field.  They are hauled in August.\n"
-            "Storage is under cover.  Losses are small.  Grinding happens at the plant.")
+    text = (
+        "Straw is baled in July.  Bales dry in the field.  They are hauled in August.\n"
+        "Storage is under cover.  Losses are small.  Grinding happens at the plant."
+    )
     chunks = chunks_of(text)
     assert [c.kind for c in chunks] == ["prose"]
 
@@ -220,8 +244,9 @@ def test_parser_table_blocks_are_kept_intact():
 # Rule 5: merging and sentence splitting
 # ---------------------------------------------------------------------------
 
+
 def test_small_paragraphs_merge_up_to_target():
-    paras = [sentences(f"P{i}", 2) for i in range(6)]          # 20 tokens each
+    paras = [sentences(f"P{i}", 2) for i in range(6)]  # 20 tokens each
     chunks = chunks_of("\n\n".join(paras), target_tokens=60, overlap_tokens=0)
     bodies = [c.body for c in chunks]
     assert bodies == ["\n\n".join(paras[0:3]), "\n\n".join(paras[3:6])]
@@ -229,7 +254,7 @@ def test_small_paragraphs_merge_up_to_target():
 
 
 def test_defaults_are_800_token_chunks_with_150_token_overlap():
-    paras = [sentences(f"P{i}", 2) for i in range(120)]         # 2,400 tokens of prose
+    paras = [sentences(f"P{i}", 2) for i in range(120)]  # 2,400 tokens of prose
     chunks = chunks_of("\n\n".join(paras))
     assert len(chunks) == 4
     sizes = [count_tokens(c.body) for c in chunks]
@@ -240,7 +265,7 @@ def test_defaults_are_800_token_chunks_with_150_token_overlap():
 
 
 def test_oversized_paragraph_is_split_on_sentence_boundaries():
-    para = sentences("Long", 12)                                # 120 tokens, one paragraph
+    para = sentences("Long", 12)  # 120 tokens, one paragraph
     chunks = chunks_of(para, target_tokens=35, overlap_tokens=0)
     assert len(chunks) == 4
     for c in chunks:
@@ -249,8 +274,10 @@ def test_oversized_paragraph_is_split_on_sentence_boundaries():
 
 
 def test_sentence_splitter_respects_abbreviations_and_decimals():
-    text = ("Yields rose, e.g. in Harlan. Smith et al. (2019) found 1.1 t/ac. "
-            "See Fig. 2 for the map. J. Smith agreed! Was it 3.5 t? Yes.")
+    text = (
+        "Yields rose, e.g. in Harlan. Smith et al. (2019) found 1.1 t/ac. "
+        "See Fig. 2 for the map. J. Smith agreed! Was it 3.5 t? Yes."
+    )
     assert split_sentences(text) == [
         "Yields rose, e.g. in Harlan.",
         "Smith et al. (2019) found 1.1 t/ac.",
@@ -270,6 +297,7 @@ def test_no_merging_across_a_heading():
 # ---------------------------------------------------------------------------
 # Rule 6: overlap
 # ---------------------------------------------------------------------------
+
 
 def test_overlap_carries_trailing_sentences_within_a_section():
     para = sentences("Body", 12)
@@ -315,12 +343,14 @@ def test_overlap_does_not_leak_into_section_bodies():
 # Rule 7: title and section path prefix
 # ---------------------------------------------------------------------------
 
+
 def test_content_is_title_path_then_body():
     text = "2 Methods\n\n2.1 Feedstock handling\n\nBales are ground before use in the boiler."
     chunks = chunks_of(text)
     prose = chunks[-1]
-    assert prose.content == ("Straw Report\n2 Methods > 2.1 Feedstock handling\n\n"
-                             "Bales are ground before use in the boiler.")
+    assert prose.content == (
+        "Straw Report\n2 Methods > 2.1 Feedstock handling\n\nBales are ground before use in the boiler."
+    )
     assert prose.token_count == count_tokens(prose.content)
 
 
@@ -331,8 +361,9 @@ def test_content_without_section_has_title_only():
 
 
 def test_title_h1_is_not_repeated_in_the_prefix():
-    chunks = chunk_document(parse_text("# Straw Report\n\n## Methods\n\nBales are ground before use.",
-                                       "markdown"), TITLE)
+    chunks = chunk_document(
+        parse_text("# Straw Report\n\n## Methods\n\nBales are ground before use.", "markdown"), TITLE
+    )
     prose = chunks[-1]
     assert prose.section_path == "Straw Report > Methods"
     assert prose.content == "Straw Report\nMethods\n\nBales are ground before use."
@@ -342,16 +373,18 @@ def test_title_h1_is_not_repeated_in_the_prefix():
 # Rule 8: hierarchy
 # ---------------------------------------------------------------------------
 
-HIERARCHY = "\n\n".join([
-    "Preface text that sits before any heading.",
-    "2 Methods",
-    "Methods overview paragraph text.",
-    "2.1 Feedstock handling",
-    "Feedstock paragraph text goes here.",
-    "County      Acres     Yield\nHarlan      118,400   1.34\nOsgood      188,300   3.91",
-    "3 Results",
-    "Results paragraph text goes here.",
-])
+HIERARCHY = "\n\n".join(
+    [
+        "Preface text that sits before any heading.",
+        "2 Methods",
+        "Methods overview paragraph text.",
+        "2.1 Feedstock handling",
+        "Feedstock paragraph text goes here.",
+        "County      Acres     Yield\nHarlan      118,400   1.34\nOsgood      188,300   3.91",
+        "3 Results",
+        "Results paragraph text goes here.",
+    ]
+)
 
 
 def test_section_chunks_parent_wiring_and_levels():
@@ -374,9 +407,11 @@ def test_section_chunks_parent_wiring_and_levels():
 def test_section_body_holds_the_whole_section_including_subsections():
     chunks = chunks_of(HIERARCHY)
     methods = chunks[1]
-    assert methods.body == ("2 Methods\n\nMethods overview paragraph text.\n\n2.1 Feedstock handling\n\n"
-                            "Feedstock paragraph text goes here.\n\n"
-                            "County | Acres | Yield\nHarlan | 118,400 | 1.34\nOsgood | 188,300 | 3.91")
+    assert methods.body == (
+        "2 Methods\n\nMethods overview paragraph text.\n\n2.1 Feedstock handling\n\n"
+        "Feedstock paragraph text goes here.\n\n"
+        "County | Acres | Yield\nHarlan | 118,400 | 1.34\nOsgood | 188,300 | 3.91"
+    )
     assert methods.section_path == "2 Methods"
     assert methods.content.startswith("Straw Report\n2 Methods\n\n2 Methods\n\n")
 
@@ -384,20 +419,24 @@ def test_section_body_holds_the_whole_section_including_subsections():
 def test_line_spans_of_content_and_sections():
     chunks = chunks_of(HIERARCHY)
     spans = {c.ordinal: (c.line_start, c.line_end) for c in chunks}
-    assert spans[0] == (1, 1)          # preface
-    assert spans[1] == (3, 13)         # "2 Methods" up to the end of the table
-    assert spans[3] == (7, 13)         # "2.1" section
-    assert spans[5] == (11, 13)        # the table's three lines
-    assert spans[6] == (15, 17)        # "3 Results" to the end
+    assert spans[0] == (1, 1)  # preface
+    assert spans[1] == (3, 13)  # "2 Methods" up to the end of the table
+    assert spans[3] == (7, 13)  # "2.1" section
+    assert spans[5] == (11, 13)  # the table's three lines
+    assert spans[6] == (15, 17)  # "3 Results" to the end
     assert all(c.page_start is None for c in chunks)
 
 
 def test_pages_are_carried_from_blocks():
-    doc = ParsedDocument(blocks=[
-        Block("prose", "1 Introduction", page=1, line_start=1, line_end=1),
-        Block("prose", "Text on the first page of the paper.", page=1, line_start=3, line_end=3),
-        Block("prose", "Text on the second page of the paper.", page=2, line_start=5, line_end=5),
-    ], parser="pdfplumber", pages=2)
+    doc = ParsedDocument(
+        blocks=[
+            Block("prose", "1 Introduction", page=1, line_start=1, line_end=1),
+            Block("prose", "Text on the first page of the paper.", page=1, line_start=3, line_end=3),
+            Block("prose", "Text on the second page of the paper.", page=2, line_start=5, line_end=5),
+        ],
+        parser="pdfplumber",
+        pages=2,
+    )
     chunks = chunk_document(doc, TITLE)
     assert (chunks[0].page_start, chunks[0].page_end) == (1, 2)
     assert (chunks[1].page_start, chunks[1].page_end) == (1, 2)
@@ -407,6 +446,7 @@ def test_pages_are_carried_from_blocks():
 # ---------------------------------------------------------------------------
 # Rule 9 and content hash
 # ---------------------------------------------------------------------------
+
 
 def test_empty_document_gives_no_chunks():
     assert chunk_document(ParsedDocument(blocks=[], parser="text"), TITLE) == []
@@ -433,10 +473,12 @@ def test_count_tokens_is_words_and_punctuation():
 
 
 def test_table_caption_travels_inside_the_table_chunk():
-    text = ("Results\n\n"
-            "Table 2: Ash and lignin of cereal straws (dry basis).\n\n"
-            "| Residue | Ash % | Lignin % |\n|---|---|---|\n| Barley straw | 5.4 | 17.1 |\n| Wheat straw | 6.8 | 18.9 |\n\n"
-            "The barley straw had the lowest ash content of the cereal residues we measured.")
+    text = (
+        "Results\n\n"
+        "Table 2: Ash and lignin of cereal straws (dry basis).\n\n"
+        "| Residue | Ash % | Lignin % |\n|---|---|---|\n| Barley straw | 5.4 | 17.1 |\n| Wheat straw | 6.8 | 18.9 |\n\n"
+        "The barley straw had the lowest ash content of the cereal residues we measured."
+    )
     chunks = chunk_document(parse_text(text, fmt="markdown"), "Doc")
     tables = [c for c in chunks if c.is_table]
     assert len(tables) == 1
@@ -447,9 +489,11 @@ def test_table_caption_travels_inside_the_table_chunk():
 
 
 def test_table_caption_below_the_table_is_attached_too():
-    text = ("| Residue | Ash % |\n|---|---|\n| Barley straw | 5.4 |\n| Wheat straw | 6.8 |\n\n"
-            "Table 3. Ash content of two straws.\n\n"
-            "A paragraph of ordinary prose that follows the caption and is long enough.")
+    text = (
+        "| Residue | Ash % |\n|---|---|\n| Barley straw | 5.4 |\n| Wheat straw | 6.8 |\n\n"
+        "Table 3. Ash content of two straws.\n\n"
+        "A paragraph of ordinary prose that follows the caption and is long enough."
+    )
     chunks = chunk_document(parse_text(text, fmt="markdown"), "Doc")
     table = next(c for c in chunks if c.is_table)
     assert table.body.endswith("Table 3. Ash content of two straws.")
@@ -460,6 +504,7 @@ def test_table_caption_below_the_table_is_attached_too():
 # Complete tables and references (the PDF 'layout' engine, issue 10)
 # ---------------------------------------------------------------------------
 
+
 def _layout_doc(*blocks):
     return ParsedDocument(blocks=list(blocks), parser="layout", pages=1)
 
@@ -468,36 +513,43 @@ TABLE = "Table 2: Accuracy by model.\nModel | Acc\nBaseline | 71.2\nOurs | 75.3"
 
 
 def test_complete_table_takes_no_caption_from_prose_and_leaks_no_rows():
-    chunks = chunk_document(_layout_doc(
-        Block("heading", "4 Results", level=1, page=1),
-        Block("prose", "Table 2 shows that ours beats the baseline by four points on the benchmark.", page=1),
-        Block("table", TABLE, page=1),
-        Block("prose", "The gain holds on every split of the data we tried in the study.", page=1),
-    ), TITLE)
+    chunks = chunk_document(
+        _layout_doc(
+            Block("heading", "4 Results", level=1, page=1),
+            Block("prose", "Table 2 shows that ours beats the baseline by four points on the benchmark.", page=1),
+            Block("table", TABLE, page=1),
+            Block("prose", "The gain holds on every split of the data we tried in the study.", page=1),
+        ),
+        TITLE,
+    )
     tables = [c for c in chunks if c.is_table]
     assert [t.body for t in tables] == [TABLE]
     prose = [c.body for c in content_chunks(chunks) if not c.is_table]
     assert prose[0].startswith("Table 2 shows")
-    assert not any("75.3" in p for p in prose)               # no table rows carried into prose
+    assert not any("75.3" in p for p in prose)  # no table rows carried into prose
 
 
 def test_complete_table_too_long_splits_by_rows_repeating_caption_and_header():
     rows = "\n".join(f"model-{i} | {i}.5" for i in range(120))
-    chunks = chunk_document(_layout_doc(Block("table", "Table 9: Many rows.\nModel | Score\n" + rows, page=3)),
-                            TITLE, target_tokens=100)
+    chunks = chunk_document(
+        _layout_doc(Block("table", "Table 9: Many rows.\nModel | Score\n" + rows, page=3)), TITLE, target_tokens=100
+    )
     parts = [c.body.split("\n") for c in chunks if c.is_table]
     assert len(parts) > 1
     assert all(p[0] == "Table 9: Many rows." and p[1] == "Model | Score" for p in parts)
-    assert [r for p in parts for r in p[2:]] == rows.split("\n")   # every row once, in order
+    assert [r for p in parts for r in p[2:]] == rows.split("\n")  # every row once, in order
 
 
 def test_layout_short_paragraphs_are_kept_and_references_marked():
-    chunks = chunk_document(_layout_doc(
-        Block("heading", "2 Method", level=1, page=1),
-        Block("prose", "y = f(x)", page=1),
-        Block("heading", "References", level=1, page=2),
-        Block("reference", "[1] A. Author. A paper. 2020.", page=2),
-    ), TITLE)
+    chunks = chunk_document(
+        _layout_doc(
+            Block("heading", "2 Method", level=1, page=1),
+            Block("prose", "y = f(x)", page=1),
+            Block("heading", "References", level=1, page=2),
+            Block("reference", "[1] A. Author. A paper. 2020.", page=2),
+        ),
+        TITLE,
+    )
     body = {c.body: c for c in content_chunks(chunks)}
     assert "y = f(x)" in body and not body["y = f(x)"].is_reference
     assert body["[1] A. Author. A paper. 2020."].is_reference
@@ -507,8 +559,13 @@ def test_layout_short_paragraphs_are_kept_and_references_marked():
 def test_other_parsers_keep_noise_filter_and_caption_attachment():
     # Unchanged behaviour outside the layout engine: short fragments dropped,
     # a 'Table N' paragraph right before a table becomes its caption.
-    doc = ParsedDocument(blocks=[Block("prose", "y = f(x)", page=1),
-                                 Block("prose", "Table 2: Accuracy by model.", page=1),
-                                 Block("table", "Model | Acc\nOurs | 75.3", page=1)], parser="pdfplumber")
+    doc = ParsedDocument(
+        blocks=[
+            Block("prose", "y = f(x)", page=1),
+            Block("prose", "Table 2: Accuracy by model.", page=1),
+            Block("table", "Model | Acc\nOurs | 75.3", page=1),
+        ],
+        parser="pdfplumber",
+    )
     chunks = content_chunks(chunk_document(doc, TITLE))
     assert [c.body for c in chunks] == ["Table 2: Accuracy by model.\n\nModel | Acc\nOurs | 75.3"]

@@ -1,4 +1,5 @@
 """The `scirag` command line, run as a subprocess against scirag_pytest."""
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,11 @@ def run_cli(dsn):
     assert SCIRAG.exists(), f"{SCIRAG} is not installed: run scripts/install_python.sh"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
     env["SCIRAG_DSN"] = dsn
-    env["COLUMNS"] = "400"          # typer/rich error boxes would otherwise wrap long paths
+    env["COLUMNS"] = "400"  # typer/rich error boxes would otherwise wrap long paths
 
     def _run(*args, timeout=180):
-        return subprocess.run([str(SCIRAG), *args], env=env, cwd=ROOT, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run([str(SCIRAG), *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
     return _run
 
 
@@ -50,7 +51,7 @@ def test_retrieve_prints_ranked_cited_results_and_trace(run_cli, demo_corpus):
     assert re.search(r"\bembed:ok\b", traces[0])
     assert re.search(r"\bvector:ok [\d.]+ms n=\d+", traces[0])
     assert re.search(r"\bkeyword:ok [\d.]+ms n=\d+", traces[0])
-    assert "Harlan" not in traces[0]          # traces are content-free
+    assert "Harlan" not in traces[0]  # traces are content-free
 
 
 def test_retrieve_json_parses_with_rank_and_citation(run_cli, demo_corpus):
@@ -62,7 +63,7 @@ def test_retrieve_json_parses_with_rank_and_citation(run_cli, demo_corpus):
     for r in rows:
         assert {"rank", "score", "layers", "title", "section_path", "is_table", "content", "citation"} <= set(r)
         assert r["citation"]["cite"]
-        assert r["citation"]["license"] in ("public", "open_commercial")    # the reader's default scope
+        assert r["citation"]["license"] in ("public", "open_commercial")  # the reader's default scope
         assert set(r["layers"]) <= {"vector", "keyword"}
     assert rows[0]["citation"]["external_id"] == "county-straw-2022"
 
@@ -82,33 +83,43 @@ def test_retrieve_out_of_scope_question_prints_no_rows_marker(run_cli, demo_corp
     assert "trace: keyword:empty" in proc.stdout
 
 
-def test_ingest_with_one_broken_line_reports_and_exits_zero(run_cli, demo_corpus, make_manifest, admin_conn,
-                                                          restore_corpus):
+def test_ingest_with_one_broken_line_reports_and_exits_zero(
+    run_cli, demo_corpus, make_manifest, admin_conn, restore_corpus
+):
     u = uuid.uuid4().hex
-    manifest = make_manifest([
-        {"id": f"cli-good-{u}", "license": "public", "source": "cli-test",
-         "text": f"Field trial {u}: the pellet mill produced 640 kg/m3 bulk density from barley straw at 12 % "
-                 f"conditioning moisture, with 96.4 % durability."},
-        '{"id": "cli-broken", "text": ',
-        {"id": "county-again", "path": str(ROOT / "domain" / "demo" / "county-straw-assessment.md")},
-    ])
+    manifest = make_manifest(
+        [
+            {
+                "id": f"cli-good-{u}",
+                "license": "public",
+                "source": "cli-test",
+                "text": f"Field trial {u}: the pellet mill produced 640 kg/m3 bulk density from barley straw at 12 % "
+                f"conditioning moisture, with 96.4 % durability.",
+            },
+            '{"id": "cli-broken", "text": ',
+            {"id": "county-again", "path": str(ROOT / "domain" / "demo" / "county-straw-assessment.md")},
+        ]
+    )
     # the demo file lies outside the manifest's folder: allowed explicitly (issue 13)
     proc = run_cli("ingest", str(manifest), "--allow-outside")
     assert proc.returncode == 0, proc.stderr
     summary = SUMMARY.findall(proc.stderr + proc.stdout)
     assert summary == [("1", "1", "1")], proc.stderr
-    assert "line 2" in proc.stderr                # the broken line is named in the progress output
-    stored = admin_conn.execute("SELECT license::text, source FROM scirag.documents WHERE external_id = %s",
-                                (f"cli-good-{u}",)).fetchone()
+    assert "line 2" in proc.stderr  # the broken line is named in the progress output
+    stored = admin_conn.execute(
+        "SELECT license::text, source FROM scirag.documents WHERE external_id = %s", (f"cli-good-{u}",)
+    ).fetchone()
     assert stored == ("public", "cli-test")
 
 
 def test_ingest_exits_nonzero_when_everything_failed(run_cli, demo_corpus, make_manifest, admin_conn):
     docs = admin_conn.execute("SELECT count(*) FROM scirag.documents").fetchone()[0]
-    manifest = make_manifest([
-        '{"id": "broken-1", ',
-        {"id": "missing", "path": "nowhere.md"},
-    ])
+    manifest = make_manifest(
+        [
+            '{"id": "broken-1", ',
+            {"id": "missing", "path": "nowhere.md"},
+        ]
+    )
     proc = run_cli("ingest", str(manifest))
     assert proc.returncode == 1, proc.stderr
     assert SUMMARY.findall(proc.stderr) == [("0", "0", "2")]
@@ -119,3 +130,21 @@ def test_ingest_missing_manifest_is_a_usage_error(run_cli, tmp_path):
     proc = run_cli("ingest", str(tmp_path / "does-not-exist.jsonl"))
     assert proc.returncode == 2
     assert "does-not-exist.jsonl" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_benchmark_dsn_takes_a_named_database_as_given_and_names_one_otherwise(monkeypatch):
+    """`scirag eval beir|scitab|pdf --dsn "... dbname=X"` loads into X; without a dbname
+    the benchmark gets its own database on that server (never the user's papers)."""
+    from pathlib import Path
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    from scirag import db
+    from scirag.beir import beir_dsn
+
+    assert conninfo_to_dict(beir_dsn("host=/s port=5 dbname=mine", Path("scifact")))["dbname"] == "mine"
+    got = conninfo_to_dict(beir_dsn("host=/s port=5", Path("SciFact")))
+    assert (got["dbname"], got["host"], got["port"]) == ("scirag_beir_scifact", "/s", "5")
+    monkeypatch.setenv("SCIRAG_DSN", "host=/elsewhere port=7 dbname=papers")
+    got = conninfo_to_dict(db.benchmark_dsn(None, "scirag_scitab"))
+    assert (got["dbname"], got["host"]) == ("scirag_scitab", "/elsewhere")

@@ -1,4 +1,5 @@
 """The Crossref client and the sparse record, on recorded responses (no network)."""
+
 from __future__ import annotations
 
 import copy
@@ -9,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scirag.crossref import (CrossrefClient, RecordedSession, normalize_doi, partial_date,
-                             sparse_record)
+from scirag.crossref import CrossrefClient, RecordedSession, normalize_doi, partial_date, sparse_record
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -28,6 +28,7 @@ def message(name: str, path: str) -> dict:
 
 class FakeTime:
     """A clock that only moves when the client sleeps, so waits are exact and instant."""
+
     def __init__(self):
         self.now, self.sleeps = 1000.0, []
 
@@ -48,6 +49,7 @@ def client(*names, **kw) -> tuple[CrossrefClient, RecordedSession, FakeTime]:
 
 # -- the record -------------------------------------------------------------------------
 
+
 def test_journal_article_record_keeps_venue_date_count_and_licenses():
     rec = sparse_record(message("crossref_article.json", "/works/10.5555/scirag.demo.002"))
     assert rec["journal"] == "Journal of Agricultural Residue Science"
@@ -55,8 +57,10 @@ def test_journal_article_record_keeps_venue_date_count_and_licenses():
     assert rec["type"] == "journal-article"
     assert rec["published"] == "2020-05"
     assert rec["is_referenced_by_count"] == 14
-    assert rec["licenses"] == ["http://creativecommons.org/licenses/by/4.0/",
-                               "https://www.elsevier.com/tdm/userlicense/1.0/"]
+    assert rec["licenses"] == [
+        "http://creativecommons.org/licenses/by/4.0/",
+        "https://www.elsevier.com/tdm/userlicense/1.0/",
+    ]
     assert rec["retracted"] is False and "retraction" not in rec
     # sparse: no author lists, abstracts or index dates
     assert not {"author", "indexed", "abstract", "updated_by"} & set(rec)
@@ -83,9 +87,17 @@ def test_retraction_found_through_the_notice_when_the_record_has_no_updated_by()
     assert sparse_record(msg, [other])["retracted"] is False
 
 
-@pytest.mark.parametrize("kind,retracted", [("retraction", True), ("withdrawal", True), ("removal", True),
-                                            ("correction", False), ("expression_of_concern", False),
-                                            ("partial_retraction", False)])
+@pytest.mark.parametrize(
+    "kind,retracted",
+    [
+        ("retraction", True),
+        ("withdrawal", True),
+        ("removal", True),
+        ("correction", False),
+        ("expression_of_concern", False),
+        ("partial_retraction", False),
+    ],
+)
 def test_only_retracting_update_types_retract(kind, retracted):
     msg = message("crossref_retracted.json", "/works/10.5555/scirag.demo.008")
     for u in msg["updated-by"]:
@@ -96,21 +108,34 @@ def test_only_retracting_update_types_retract(kind, retracted):
 def test_the_notice_itself_is_not_retracted_but_records_what_it_updates():
     rec = sparse_record(message("crossref_retracted.json", "/works/10.5555/scirag.demo.908"))
     assert rec["retracted"] is False
-    assert rec["update_to"][0] == {"type": "retraction", "doi": "10.5555/scirag.demo.008", "source": "publisher",
-                                   "label": "Retraction", "date": "2024-02-14"}
+    assert rec["update_to"][0] == {
+        "type": "retraction",
+        "doi": "10.5555/scirag.demo.008",
+        "source": "publisher",
+        "label": "Retraction",
+        "date": "2024-02-14",
+    }
 
 
 def test_references_keep_distinct_lower_case_dois_and_count_the_rest():
     rec = sparse_record(message("crossref_references.json", "/works/10.5555/scirag.demo.003"))
-    assert rec["references"] == ["10.5555/scirag.demo.001", "10.5555/scirag.demo.002",
-                                 "10.1016/j.biombioe.2011.01.001"]
+    assert rec["references"] == ["10.5555/scirag.demo.001", "10.5555/scirag.demo.002", "10.1016/j.biombioe.2011.01.001"]
     assert rec["references_without_doi"] == 1
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("10.5555/ABC.1", "10.5555/abc.1"), ("https://doi.org/10.1000/x", "10.1000/x"),
-    ("doi:10.1000/x", "10.1000/x"), ("http://dx.doi.org/10.1000/x", "10.1000/x"),
-    ("not a doi", None), ("", None), (None, None), ("10.12/short-registrant", None)])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("10.5555/ABC.1", "10.5555/abc.1"),
+        ("https://doi.org/10.1000/x", "10.1000/x"),
+        ("doi:10.1000/x", "10.1000/x"),
+        ("http://dx.doi.org/10.1000/x", "10.1000/x"),
+        ("not a doi", None),
+        ("", None),
+        (None, None),
+        ("10.12/short-registrant", None),
+    ],
+)
 def test_normalize_doi(raw, expected):
     assert normalize_doi(raw) == expected
 
@@ -123,6 +148,7 @@ def test_partial_dates():
 
 
 # -- the client -------------------------------------------------------------------------
+
 
 def test_ok_request_is_polite_and_bounded():
     c, session, _ = client("crossref_article.json", mailto="lab@example.org", timeout=(3.0, 20.0))
@@ -145,9 +171,9 @@ def test_429_waits_as_long_as_retry_after_says_then_succeeds():
     c, session, t = client("crossref_rate_limited.json", backoff=0.5)
     got = c.work("10.5555/scirag.demo.006")
     assert got.status == "ok" and got.attempts == 2
-    assert t.sleeps == [3.0]            # Retry-After: 3, not the 0.5 s backoff
+    assert t.sleeps == [3.0]  # Retry-After: 3, not the 0.5 s backoff
     assert len(session.calls) == 2
-    assert c.min_interval == 0.2        # and from now on at most 5 per second, as the headers said
+    assert c.min_interval == 0.2  # and from now on at most 5 per second, as the headers said
 
 
 def test_retry_after_as_an_http_date():
@@ -158,20 +184,41 @@ def test_retry_after_as_an_http_date():
 
 
 def test_5xx_backs_off_exponentially_and_gives_up():
-    rec = {"interactions": [{"request": {"path": "/works/10.5555/down"},
-                             "responses": [{"status": 503, "headers": {}, "body": "busy"}]}]}
+    rec = {
+        "interactions": [
+            {"request": {"path": "/works/10.5555/down"}, "responses": [{"status": 503, "headers": {}, "body": "busy"}]}
+        ]
+    }
     t = FakeTime()
-    c = CrossrefClient(session=RecordedSession([rec]), sleep=t.sleep, clock=t.clock, min_interval=0.0,
-                       backoff=1.0, max_retries=3, max_wait=3.0)
+    c = CrossrefClient(
+        session=RecordedSession([rec]),
+        sleep=t.sleep,
+        clock=t.clock,
+        min_interval=0.0,
+        backoff=1.0,
+        max_retries=3,
+        max_wait=3.0,
+    )
     got = c.work("10.5555/down")
     assert got.status == "error" and "gave up after 4 attempts" in got.error and "HTTP 503" in got.error
     assert t.sleeps == [1.0, 2.0, 3.0]  # doubling, capped by max_wait
 
 
 def test_transport_errors_are_retried():
-    rec = {"interactions": [{"request": {"path": "/works/10.5555/flaky"},
-                             "responses": [{"raise": "connection reset"}, {"status": 200, "body": {
-                                 "status": "ok", "message-type": "work", "message": {"DOI": "10.5555/flaky"}}}]}]}
+    rec = {
+        "interactions": [
+            {
+                "request": {"path": "/works/10.5555/flaky"},
+                "responses": [
+                    {"raise": "connection reset"},
+                    {
+                        "status": 200,
+                        "body": {"status": "ok", "message-type": "work", "message": {"DOI": "10.5555/flaky"}},
+                    },
+                ],
+            }
+        ]
+    }
     t = FakeTime()
     c = CrossrefClient(session=RecordedSession([rec]), sleep=t.sleep, clock=t.clock, min_interval=0.0)
     assert c.work("10.5555/flaky").status == "ok"
@@ -183,7 +230,7 @@ def test_malformed_json_is_an_error_and_is_not_cached(tmp_path):
     assert got.status == "error" and "not JSON" in got.error
     assert list(tmp_path.iterdir()) == []
     c.work("10.5555/scirag.demo.007")
-    assert len(session.calls) == 2      # asked again: nothing was cached
+    assert len(session.calls) == 2  # asked again: nothing was cached
 
 
 def test_rate_limit_spaces_requests():
@@ -199,7 +246,7 @@ def test_cache_answers_repeats_until_it_expires(tmp_path):
     again = c.work("10.5555/SCIRAG.DEMO.002")
     assert not first.cached and again.cached and again.message == first.message
     assert c.work("10.5555/scirag.demo.005").status == "not_found"
-    assert c.work("10.5555/scirag.demo.005").cached          # a 404 is an answer too
+    assert c.work("10.5555/scirag.demo.005").cached  # a 404 is an answer too
     assert len(session.calls) == 2
     assert c.work("10.5555/scirag.demo.002", use_cache=False).cached is False
     c.cache_ttl = 0.0
@@ -229,14 +276,40 @@ def test_configuration_from_the_environment(monkeypatch, tmp_path):
 
 
 def search_session(items) -> RecordedSession:
-    return RecordedSession([{"interactions": [{"request": {"path": "/works"}, "responses": [{"status": 200, "body": {
-        "status": "ok", "message-type": "work-list", "message": {"total-results": len(items), "items": items}}}]}]}])
+    return RecordedSession(
+        [
+            {
+                "interactions": [
+                    {
+                        "request": {"path": "/works"},
+                        "responses": [
+                            {
+                                "status": 200,
+                                "body": {
+                                    "status": "ok",
+                                    "message-type": "work-list",
+                                    "message": {"total-results": len(items), "items": items},
+                                },
+                            }
+                        ],
+                    }
+                ]
+            }
+        ]
+    )
 
 
 SEARCH_ITEMS = [
-    {"DOI": "10.5555/other", "title": ["Straw removal and soil carbon: a global meta-analysis"], "issued": {"date-parts": [[2021]]}},
-    {"DOI": "10.5555/SOC.BRANNOCK", "title": ["Straw removal and soil organic carbon - ten years at the Brannock research farm"],
-     "issued": {"date-parts": [[2021, 4]]}},
+    {
+        "DOI": "10.5555/other",
+        "title": ["Straw removal and soil carbon: a global meta-analysis"],
+        "issued": {"date-parts": [[2021]]},
+    },
+    {
+        "DOI": "10.5555/SOC.BRANNOCK",
+        "title": ["Straw removal and soil organic carbon - ten years at the Brannock research farm"],
+        "issued": {"date-parts": [[2021, 4]]},
+    },
 ]
 
 
@@ -248,6 +321,6 @@ def test_search_by_title_accepts_only_a_close_match_in_the_same_year():
     assert got.status == "ok" and got.doi == "10.5555/soc.brannock"
     params = session.calls[0]["params"]
     assert params["query.bibliographic"] == title and params["query.author"] == "Vlasic"
-    assert c.search(title, "Teodora Vlasic", 2019).status == "not_found"       # the years disagree
-    assert c.search("Straw removal and soil carbon", None, None).status == "not_found"   # not close enough
+    assert c.search(title, "Teodora Vlasic", 2019).status == "not_found"  # the years disagree
+    assert c.search("Straw removal and soil carbon", None, None).status == "not_found"  # not close enough
     assert c.search("   ", None, None).status == "error"

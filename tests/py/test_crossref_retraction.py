@@ -1,6 +1,7 @@
 """Retraction as a live scope, end to end against the real database: ingest (the demo
 corpus), answer, enrich with a recorded retraction, answer again. The sources change
 and nothing is re-ingested."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,10 @@ def retrieved(conn, exclude: str | None = None, k: int = 10) -> list[dict]:
     if exclude is not None:
         conn.execute("SELECT set_config('scirag.exclude_retracted', %s, false)", (exclude,))
     try:
-        return [{"external_id": r[0], "citation": r[1]} for r in conn.execute(
-            "SELECT external_id, citation FROM scirag.retrieve(%s, k => %s)", (QUESTION, k))]
+        return [
+            {"external_id": r[0], "citation": r[1]}
+            for r in conn.execute("SELECT external_id, citation FROM scirag.retrieve(%s, k => %s)", (QUESTION, k))
+        ]
     finally:
         conn.execute("RESET scirag.exclude_retracted")
 
@@ -43,14 +46,18 @@ def retraction_round_trip(dsn, demo_corpus, admin_conn):
     yield
     admin_conn.execute("DELETE FROM scirag.document_citations WHERE origin = 'crossref'")
     for doc_id, crossref, retracted in saved:
-        admin_conn.execute("UPDATE scirag.documents SET crossref = %s, retracted = %s WHERE id = %s",
-                           (json.dumps(crossref) if crossref is not None else None, retracted, doc_id))
+        admin_conn.execute(
+            "UPDATE scirag.documents SET crossref = %s, retracted = %s WHERE id = %s",
+            (json.dumps(crossref) if crossref is not None else None, retracted, doc_id),
+        )
 
 
 def test_a_retraction_found_after_ingestion_changes_the_next_answer(
-        reader_conn, loader_conn, admin_conn, retraction_round_trip):
+    reader_conn, loader_conn, admin_conn, retraction_round_trip
+):
     corpus_before = admin_conn.execute(
-        "SELECT count(*), max(id), (SELECT count(*) FROM scirag.ingest_runs) FROM scirag.chunks").fetchone()
+        "SELECT count(*), max(id), (SELECT count(*) FROM scirag.ingest_runs) FROM scirag.chunks"
+    ).fetchone()
 
     before = answer(reader_conn, QUESTION)
     assert RETRACTED in source_docs(before), "the question must be answered from the paper we retract"
@@ -65,8 +72,12 @@ def test_a_retraction_found_after_ingestion_changes_the_next_answer(
     assert all(r["external_id"] != RETRACTED for r in after["retrieval"])
     assert source_docs(after) != source_docs(before)
     # nothing was re-ingested: same chunks, no new ingest run
-    assert admin_conn.execute(
-        "SELECT count(*), max(id), (SELECT count(*) FROM scirag.ingest_runs) FROM scirag.chunks").fetchone() == corpus_before
+    assert (
+        admin_conn.execute(
+            "SELECT count(*), max(id), (SELECT count(*) FROM scirag.ingest_runs) FROM scirag.chunks"
+        ).fetchone()
+        == corpus_before
+    )
 
     # an answer that asks for retracted sources gets them back (the exclusion is a scope, not a deletion)
     wide = answer(reader_conn, QUESTION, include_retracted=True)

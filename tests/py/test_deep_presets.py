@@ -1,5 +1,6 @@
 """`scirag preset list|show|set|delete` against scirag_pytest (in-process, through
 typer's CliRunner), and preset round trips through SQL."""
+
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ def cli(dsn):
 
     def _run(*args):
         return runner.invoke(app, ["preset", *args], env={"SCIRAG_DSN": dsn, "COLUMNS": "400"})
+
     return _run
 
 
@@ -49,23 +51,37 @@ def test_show_prints_the_complete_configuration(cli, admin_conn):
 
 
 def test_set_show_delete_round_trip(cli, name, reader_conn):
-    res = cli("set", name, "--config", '{"retrieval": {"mmr_lambda": 0.6}}', "-p", "consolidation.line_gap=4",
-              "-p", "retrieval.reranker=llm", "-d", "round trip")
+    res = cli(
+        "set",
+        name,
+        "--config",
+        '{"retrieval": {"mmr_lambda": 0.6}}',
+        "-p",
+        "consolidation.line_gap=4",
+        "-p",
+        "retrieval.reranker=llm",
+        "-d",
+        "round trip",
+    )
     assert res.exit_code == 0, res.output
     full = json.loads(res.stdout)
     assert full["retrieval"]["mmr_lambda"] == 0.6 and full["consolidation"]["line_gap"] == 4
     assert full["retrieval"]["reranker"] == "llm" and full["augmentation"]["top_n_contexts"] == 5
     # the reader sees exactly what was stored
     assert reader_conn.execute("SELECT scirag.preset_get(%s)", (name,)).fetchone()[0] == full
-    stored = reader_conn.execute("SELECT overrides, description FROM scirag.preset_list() WHERE name = %s",
-                                 (name,)).fetchone()
-    assert stored == ({"retrieval": {"mmr_lambda": 0.6, "reranker": "llm"}, "consolidation": {"line_gap": 4}},
-                      "round trip")
+    stored = reader_conn.execute(
+        "SELECT overrides, description FROM scirag.preset_list() WHERE name = %s", (name,)
+    ).fetchone()
+    assert stored == (
+        {"retrieval": {"mmr_lambda": 0.6, "reranker": "llm"}, "consolidation": {"line_gap": 4}},
+        "round trip",
+    )
     # --param alone edits the stored overrides; the description is kept
     res = cli("set", name, "-p", "retrieval.mmr_lambda=0.8")
     assert res.exit_code == 0, res.output
-    stored = reader_conn.execute("SELECT overrides, description FROM scirag.preset_list() WHERE name = %s",
-                                 (name,)).fetchone()
+    stored = reader_conn.execute(
+        "SELECT overrides, description FROM scirag.preset_list() WHERE name = %s", (name,)
+    ).fetchone()
     assert stored[0]["retrieval"] == {"mmr_lambda": 0.8, "reranker": "llm"} and stored[1] == "round trip"
     assert json.loads(cli("show", name).stdout)["retrieval"]["mmr_lambda"] == 0.8
     assert cli("delete", name).exit_code == 0

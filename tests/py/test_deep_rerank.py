@@ -2,6 +2,7 @@
 recorded responses, the cross-encoder adapter with a recorded fake ONNX session
 and with a real (tiny, hand-built) ONNX model, entity boost, intent bias, the
 fallbacks, and the PL/Python function scirag.rerank in the database."""
+
 from __future__ import annotations
 
 import json
@@ -20,9 +21,11 @@ from scirag_helpers.llm import LLMError, RecordedClient
 
 RECORDINGS = Path(__file__).parent / "recordings"
 QUERY = "How much barley straw does Harlan County supply?"
-PASSAGES = ["Oats are grown in the south.",
-            "Harlan County supplies 69,809 t of barley straw a year.",
-            "Straw is baled in August."]
+PASSAGES = [
+    "Oats are grown in the south.",
+    "Harlan County supplies 69,809 t of barley straw a year.",
+    "Straw is baled in August.",
+]
 
 
 def recording(name: str, key: str):
@@ -37,22 +40,50 @@ def sigmoid(x: float) -> float:
 # A word-level tokenizer and a real, tiny ONNX cross-encoder
 # ---------------------------------------------------------------------------
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "how", "much", "barley", "straw", "does", "harlan", "county",
-         "supply", "oats", "are", "grown", "in", "the", "south", "supplies", "t", "of", "a", "year", "is",
-         "baled", "august", "69,809", "?", "."]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "how",
+    "much",
+    "barley",
+    "straw",
+    "does",
+    "harlan",
+    "county",
+    "supply",
+    "oats",
+    "are",
+    "grown",
+    "in",
+    "the",
+    "south",
+    "supplies",
+    "t",
+    "of",
+    "a",
+    "year",
+    "is",
+    "baled",
+    "august",
+    "69,809",
+    "?",
+    ".",
+]
 
 
 def make_tokenizer():
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
     vocab = {w: i for i, w in enumerate(VOCAB)}
-    vocab["barley"], vocab["straw"] = 60, 90          # the words the tiny model "likes"
+    vocab["barley"], vocab["straw"] = 60, 90  # the words the tiny model "likes"
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     return tok
 
 
@@ -83,6 +114,7 @@ def tiny_cross_encoder(scale: float = 0.01) -> bytes:
     """An ONNX ModelProto (opset 13), encoded by hand: logits[:, 0] = scale *
     sum(input_ids * attention_mask) (+ 0 * token_type_ids). Real enough for
     onnxruntime; no weights to download."""
+
     def value_info(name, elem, dims):
         shape = b"".join(_msg(1, _int(1, d) if isinstance(d, int) else _msg(2, d)) for d in dims)
         return _msg(1, name) + _msg(2, _msg(1, _int(1, elem) + _msg(2, shape)))
@@ -94,24 +126,32 @@ def tiny_cross_encoder(scale: float = 0.01) -> bytes:
         return _msg(5, _msg(1, name) + _int(3, v) + _int(20, 2))
 
     def tensor(name, dims, dtype, payload_field, payload):
-        return _msg(5, b"".join(_int(1, d) for d in dims) + _int(2, dtype) + _msg(payload_field, payload) + _msg(8, name))
+        return _msg(
+            5, b"".join(_int(1, d) for d in dims) + _int(2, dtype) + _msg(payload_field, payload) + _msg(8, name)
+        )
 
     FLOAT, INT64 = 1, 7
-    nodes = [node("Cast", ["input_ids"], ["ids_f"], attr_int("to", FLOAT)),
-             node("Cast", ["attention_mask"], ["mask_f"], attr_int("to", FLOAT)),
-             node("Cast", ["token_type_ids"], ["tt_f"], attr_int("to", FLOAT)),
-             node("Mul", ["ids_f", "mask_f"], ["prod"]),
-             node("Mul", ["tt_f", "zero"], ["tt0"]),
-             node("Add", ["prod", "tt0"], ["prod2"]),
-             node("ReduceSum", ["prod2", "axes"], ["summed"], attr_int("keepdims", 1)),
-             node("Mul", ["summed", "scale"], ["logits"])]
-    graph = (b"".join(_msg(1, n) for n in nodes) + _msg(2, "tiny-cross-encoder")
-             + tensor("axes", [1], INT64, 7, _varint(1))
-             + tensor("scale", [], FLOAT, 4, struct.pack("<f", scale))
-             + tensor("zero", [], FLOAT, 4, struct.pack("<f", 0.0))
-             + b"".join(_msg(11, value_info(n, INT64, ["batch", "seq"]))
-                        for n in ("input_ids", "attention_mask", "token_type_ids"))
-             + _msg(12, value_info("logits", FLOAT, ["batch", 1])))
+    nodes = [
+        node("Cast", ["input_ids"], ["ids_f"], attr_int("to", FLOAT)),
+        node("Cast", ["attention_mask"], ["mask_f"], attr_int("to", FLOAT)),
+        node("Cast", ["token_type_ids"], ["tt_f"], attr_int("to", FLOAT)),
+        node("Mul", ["ids_f", "mask_f"], ["prod"]),
+        node("Mul", ["tt_f", "zero"], ["tt0"]),
+        node("Add", ["prod", "tt0"], ["prod2"]),
+        node("ReduceSum", ["prod2", "axes"], ["summed"], attr_int("keepdims", 1)),
+        node("Mul", ["summed", "scale"], ["logits"]),
+    ]
+    graph = (
+        b"".join(_msg(1, n) for n in nodes)
+        + _msg(2, "tiny-cross-encoder")
+        + tensor("axes", [1], INT64, 7, _varint(1))
+        + tensor("scale", [], FLOAT, 4, struct.pack("<f", scale))
+        + tensor("zero", [], FLOAT, 4, struct.pack("<f", 0.0))
+        + b"".join(
+            _msg(11, value_info(n, INT64, ["batch", "seq"])) for n in ("input_ids", "attention_mask", "token_type_ids")
+        )
+        + _msg(12, value_info("logits", FLOAT, ["batch", 1]))
+    )
     return _int(1, 8) + _msg(2, "scirag-tests") + _msg(7, graph) + _msg(8, _msg(1, "") + _int(2, 13))
 
 
@@ -155,15 +195,22 @@ class FakeSession:
 # Options
 # ---------------------------------------------------------------------------
 
+
 def test_options_defaults_and_errors():
     opts = rr.parse_options(None)
     assert opts["reranker"] == "none" and opts["entity_boost"] == 0.05 and opts["batch_size"] == 8
     assert opts["max_length"] == 512 and opts["intent_bias"] is False
     assert rr.parse_options('{"intent": "definition"}')["intent"] == "DEFINITION"
-    for bad, key in [({"bogus": 1}, "bogus"), ({"reranker": "bge"}, "reranker"), ({"batch_size": 0}, "batch_size"),
-                     ({"entity_boost": "x"}, "entity_boost"), ({"intent_bias": 1}, "intent_bias"),
-                     ({"entities": "Harlan"}, "entities"), ({"intent": "WHY"}, "intent"),
-                     ({"fused_scores": [1, "a"]}, "fused_scores")]:
+    for bad, key in [
+        ({"bogus": 1}, "bogus"),
+        ({"reranker": "bge"}, "reranker"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"entity_boost": "x"}, "entity_boost"),
+        ({"intent_bias": 1}, "intent_bias"),
+        ({"entities": "Harlan"}, "entities"),
+        ({"intent": "WHY"}, "intent"),
+        ({"fused_scores": [1, "a"]}, "fused_scores"),
+    ]:
         with pytest.raises(rr.OptionsError, match=key):
             rr.parse_options(bad)
     with pytest.raises(rr.OptionsError):
@@ -174,15 +221,17 @@ def test_options_defaults_and_errors():
 # LLM adapter (recorded responses)
 # ---------------------------------------------------------------------------
 
+
 def test_llm_reranker_scores_in_batches_with_recorded_responses():
     client = RecordedClient(recording("deep_rerank_llm.json", "ok"))
-    rows = rr.rerank(QUERY, [11, 12, 13], PASSAGES, {"reranker": "llm", "batch_size": 2, "entity_boost": 0},
-                     llm=client)
+    rows = rr.rerank(QUERY, [11, 12, 13], PASSAGES, {"reranker": "llm", "batch_size": 2, "entity_boost": 0}, llm=client)
     assert [(cid, round(s, 3), st) for cid, s, st in rows] == [(12, 0.9, "ok"), (13, 0.6, "ok"), (11, 0.2, "ok")]
     # two batches (2 + 1 passages), each prompt holds the question and its passages, numbered
     assert len(client.seen) == 2
     first, second = client.seen
-    assert QUERY in first["prompt"] and "[1] Oats are grown" in first["prompt"] and "[2] Harlan County" in first["prompt"]
+    assert (
+        QUERY in first["prompt"] and "[1] Oats are grown" in first["prompt"] and "[2] Harlan County" in first["prompt"]
+    )
     assert "Straw is baled" not in first["prompt"] and "[1] Straw is baled in August." in second["prompt"]
     assert first["json_mode"] is True and first["temperature"] == 0.0 and first["system"] == rr.LLM_SYSTEM
 
@@ -195,9 +244,14 @@ def test_llm_reranker_truncates_passages_to_max_length_words():
 
 @pytest.mark.parametrize("key", ["not_json", "wrong_count", "out_of_range"])
 def test_llm_unusable_output_falls_back_to_the_input_order(key):
-    rows = rr.rerank(QUERY, [11, 12], PASSAGES[:2], {"reranker": "llm", "entities": ["Harlan County"]},
-                     llm=RecordedClient(recording("deep_rerank_llm.json", key)))
-    assert [r[0] for r in rows] == [11, 12]                       # input order, no entity boost
+    rows = rr.rerank(
+        QUERY,
+        [11, 12],
+        PASSAGES[:2],
+        {"reranker": "llm", "entities": ["Harlan County"]},
+        llm=RecordedClient(recording("deep_rerank_llm.json", key)),
+    )
+    assert [r[0] for r in rows] == [11, 12]  # input order, no entity boost
     assert {r[2] for r in rows} == {"fallback: bad_output"}
     assert [r[1] for r in rows] == [1.0, 0.5]
 
@@ -210,7 +264,7 @@ def test_llm_errors_and_missing_client_fall_back():
             raise LLMError("connection refused by http://secret-host")
 
     rows = rr.rerank(QUERY, [1, 2], PASSAGES[:2], {"reranker": "llm"}, llm=Broken())
-    assert [r[2] for r in rows] == ["fallback: llm_error"] * 2         # content-free: no host, no text
+    assert [r[2] for r in rows] == ["fallback: llm_error"] * 2  # content-free: no host, no text
     rows = rr.rerank(QUERY, [1, 2], PASSAGES[:2], {"reranker": "llm"}, env={"SCIRAG_LLM_PROVIDER": "none"})
     assert [r[2] for r in rows] == ["fallback: no_llm_configured"] * 2
     rows = rr.rerank(QUERY, [1, 2], PASSAGES[:2], {"reranker": "llm"}, env={"SCIRAG_LLM_PROVIDER": "openai"})
@@ -221,11 +275,13 @@ def test_llm_errors_and_missing_client_fall_back():
 # Cross-encoder adapter: a recorded fake session
 # ---------------------------------------------------------------------------
 
+
 def test_cross_encoder_with_a_recorded_session():
     session = FakeSession(recording("deep_rerank_cross_encoder.json", "one_logit"))
     model = rr.CrossEncoderReranker(session=session, tokenizer=make_tokenizer(), batch_size=2, max_length=8)
-    rows = rr.rerank(QUERY, [11, 12, 13], PASSAGES, {"reranker": "cross_encoder", "entity_boost": 0},
-                     cross_encoder=model)
+    rows = rr.rerank(
+        QUERY, [11, 12, 13], PASSAGES, {"reranker": "cross_encoder", "entity_boost": 0}, cross_encoder=model
+    )
     assert [r[0] for r in rows] == [12, 13, 11]
     assert [round(r[1], 6) for r in rows] == [round(sigmoid(2.5), 6), round(sigmoid(0.3), 6), round(sigmoid(-1.0), 6)]
     assert {r[2] for r in rows} == {"ok"}
@@ -235,8 +291,8 @@ def test_cross_encoder_with_a_recorded_session():
         assert set(feeds) == {"input_ids", "attention_mask", "token_type_ids"}
         assert all(a.dtype == np.int64 and a.shape[1] <= 8 for a in feeds.values())
     first = session.feeds[0]
-    assert first["input_ids"][0, 0] == 2                          # [CLS] query [SEP] passage [SEP]
-    assert first["token_type_ids"][0].max() == 1                   # the passage is segment 1
+    assert first["input_ids"][0, 0] == 2  # [CLS] query [SEP] passage [SEP]
+    assert first["token_type_ids"][0].max() == 1  # the passage is segment 1
     assert (first["attention_mask"][0] == (first["input_ids"][0] != 0)).all()
 
 
@@ -246,8 +302,9 @@ def test_cross_encoder_two_class_output_and_failures():
     scores = model.score(QUERY, PASSAGES)
     assert [round(s, 6) for s in scores] == [round(sigmoid(-1.0), 6), round(sigmoid(2.0), 6), 0.5]
 
-    bad = rr.CrossEncoderReranker(session=FakeSession(recording("deep_rerank_cross_encoder.json", "bad_shape")),
-                                  tokenizer=make_tokenizer())
+    bad = rr.CrossEncoderReranker(
+        session=FakeSession(recording("deep_rerank_cross_encoder.json", "bad_shape")), tokenizer=make_tokenizer()
+    )
     rows = rr.rerank(QUERY, [1, 2], PASSAGES[:2], {"reranker": "cross_encoder"}, cross_encoder=bad)
     assert [(r[0], r[2]) for r in rows] == [(1, "fallback: bad_output"), (2, "fallback: bad_output")]
 
@@ -276,6 +333,7 @@ def test_cross_encoder_model_path_problems_fall_back(tmp_path):
 # Cross-encoder adapter: a real ONNX model from a local folder
 # ---------------------------------------------------------------------------
 
+
 def test_cross_encoder_loads_a_local_onnx_folder(tmp_path):
     folder = write_model_dir(tmp_path / "tiny-reranker")
     cache: dict = {}
@@ -295,6 +353,7 @@ def test_cross_encoder_loads_a_local_onnx_folder(tmp_path):
 # Entity boost and intent bias
 # ---------------------------------------------------------------------------
 
+
 def test_query_entities():
     ents = rr.query_entities('Which crops does Osgood County grow with the HX-40 cocktail and "rake-and-bale" gear?')
     assert "Osgood County" in ents and "HX-40" in ents and "rake-and-bale" in ents
@@ -305,8 +364,12 @@ def test_query_entities():
 
 
 def test_entity_boost_adds_per_entity_found():
-    rows = rr.rerank("q", [1, 2, 3], ["nothing", "Osgood County corn", "osgood county CORN and maize"],
-                     {"entities": ["Osgood County", "corn", "maize"], "fused_scores": [1, 1, 1]})
+    rows = rr.rerank(
+        "q",
+        [1, 2, 3],
+        ["nothing", "Osgood County corn", "osgood county CORN and maize"],
+        {"entities": ["Osgood County", "corn", "maize"], "fused_scores": [1, 1, 1]},
+    )
     scores = {cid: round(s, 6) for cid, s, _ in rows}
     assert scores == {1: 1.0, 2: 1.1, 3: 1.15}
     assert [r[0] for r in rows] == [3, 2, 1] and {r[2] for r in rows} == {"disabled"}
@@ -316,10 +379,12 @@ def test_entity_boost_adds_per_entity_found():
 
 def test_intent_bias_prefers_the_shapes_vulcanlab_lists():
     long_text = " ".join(["word"] * 400)
-    shapes = {1: {"level": 3, "kind": "prose", "is_table": False, "section_path": "A > B"},      # under an H2
-              2: {"level": 5, "kind": "prose", "is_table": False, "section_path": "A > B > C > D"},  # under an H4
-              3: {"level": 3, "kind": "table", "is_table": True, "section_path": "A > Results"},
-              4: {"level": 3, "kind": "prose", "is_table": False, "section_path": "A > Discussion"}}
+    shapes = {
+        1: {"level": 3, "kind": "prose", "is_table": False, "section_path": "A > B"},  # under an H2
+        2: {"level": 5, "kind": "prose", "is_table": False, "section_path": "A > B > C > D"},  # under an H4
+        3: {"level": 3, "kind": "table", "is_table": True, "section_path": "A > Results"},
+        4: {"level": 3, "kind": "prose", "is_table": False, "section_path": "A > Discussion"},
+    }
     m = rr.intent_match
     assert m("DEFINITION", shapes[1], " ".join(["w"] * 100)) == 1.0
     assert m("DEFINITION", shapes[2], long_text) == 0.0
@@ -329,15 +394,21 @@ def test_intent_bias_prefers_the_shapes_vulcanlab_lists():
     assert m("CRITIQUE", shapes[4], " ".join(["w"] * 120)) == 1.0
     assert m("APPLICATION", shapes[1], "- step one\n- step two\n" + " ".join(["w"] * 100)) == 1.0
     assert m("GENERAL", shapes[1], long_text) == 0.0 and m(None, None, long_text) == 0.0
-    rows = rr.rerank("Compare yields", [1, 3], ["prose text", "a | b\nc | d"],
-                     {"intent_bias": True, "entity_boost": 0, "fused_scores": [1, 1]},
-                     shapes=shapes, classify=lambda q: "COMPARISON")
+    rows = rr.rerank(
+        "Compare yields",
+        [1, 3],
+        ["prose text", "a | b\nc | d"],
+        {"intent_bias": True, "entity_boost": 0, "fused_scores": [1, 1]},
+        shapes=shapes,
+        classify=lambda q: "COMPARISON",
+    )
     assert [r[0] for r in rows] == [3, 1] and round(rows[0][1] - rows[1][1], 6) == 0.025
 
 
 # ---------------------------------------------------------------------------
 # The SQL entry point with a fake plpy
 # ---------------------------------------------------------------------------
+
 
 class FakePlpy:
     def __init__(self, visible, empty_scope=False, intent="GENERAL"):
@@ -353,12 +424,15 @@ class FakePlpy:
             return [{"e": self.empty_scope}]
         if "classify_intent" in plan:
             return [{"i": self.intent}]
-        if plan == "SELECT 1":                     # the interrupt check
+        if plan == "SELECT 1":  # the interrupt check
             return [{"?column?": 1}]
         if "reranker_model_path" in plan:
             return []
-        return [{"id": i, "level": 3, "kind": "prose", "is_table": False, "section_path": "A > B"}
-                for i in args[0] if i in self.visible]
+        return [
+            {"id": i, "level": 3, "kind": "prose", "is_table": False, "section_path": "A > B"}
+            for i in args[0]
+            if i in self.visible
+        ]
 
 
 def test_rerank_sql_drops_unreadable_ids_and_fails_closed():
@@ -367,7 +441,7 @@ def test_rerank_sql_drops_unreadable_ids_and_fails_closed():
     assert [r[0] for r in rows] == [1, 3] and [r[1] for r in rows] == [1.0, 0.0]
     empty = FakePlpy(visible={1, 2, 3}, empty_scope=True)
     assert rr.rerank_sql(empty, {}, "q", [1, 2, 3], ["a", "b", "c"], '{"reranker": "llm"}') == []
-    assert not any("chunks" in q for q in empty.queries)             # nothing read, no model called
+    assert not any("chunks" in q for q in empty.queries)  # nothing read, no model called
     with pytest.raises(rr.OptionsError, match="bogus"):
         rr.rerank_sql(FakePlpy(visible=set()), {}, "q", [], [], '{"bogus": true}')
 
@@ -375,6 +449,7 @@ def test_rerank_sql_drops_unreadable_ids_and_fails_closed():
 # ---------------------------------------------------------------------------
 # In the database: scirag.rerank (PL/Python) with a real local model
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def server_model_dir():
@@ -390,14 +465,22 @@ def server_model_dir():
 
 def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_corpus, server_model_dir):
     # the model folder is an admin setting (issue 13), never a caller's option
-    admin_conn.execute("INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
-                       "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(server_model_dir),))
-    ids = [r[0] for r in reader_conn.execute(
-        "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => '{\"layers\": [\"keyword\"]}')")]
+    admin_conn.execute(
+        "INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(server_model_dir),),
+    )
+    ids = [
+        r[0]
+        for r in reader_conn.execute(
+            "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => '{\"layers\": [\"keyword\"]}')"
+        )
+    ]
     assert len(ids) == 3
     rows = reader_conn.execute(
         "SELECT chunk_id, score, status FROM scirag.rerank(%s, %s, %s, %s)",
-        (QUERY, ids, PASSAGES, json.dumps({"reranker": "cross_encoder", "entity_boost": 0}))).fetchall()
+        (QUERY, ids, PASSAGES, json.dumps({"reranker": "cross_encoder", "entity_boost": 0})),
+    ).fetchall()
     expected = tiny_expected(QUERY, PASSAGES)
     assert [r[0] for r in rows] == [ids[i] for i in sorted(range(3), key=lambda i: -expected[i])]
     assert [round(r[1], 5) for r in rows] == sorted((round(e, 5) for e in expected), reverse=True)

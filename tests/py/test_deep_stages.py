@@ -1,6 +1,7 @@
 """The deep stages over a real retrieve result on the demo corpus, as the reader
 role: enrichment, MMR, rerank (no model) and consolidation, the way the lead wires
 them into scirag.retrieve."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ import json
 import pytest
 
 QUESTION = "How much straw could Harlan County supply each year?"
-RETRIEVE = "SELECT chunk_id, score FROM scirag.retrieve(%s, 10, options => '{\"layers\": [\"keyword\"]}')"
+RETRIEVE = 'SELECT chunk_id, score FROM scirag.retrieve(%s, 10, options => \'{"layers": ["keyword"]}\')'
 
 
 @pytest.fixture
@@ -18,16 +19,17 @@ def hits(reader_conn, demo_corpus):
     return [r[0] for r in rows], [r[1] for r in rows]
 
 
-def test_enrichment_over_a_retrieve_result(reader_conn, hits):
+def test_enrichment_over_a_retrieve_result(reader_conn, admin_conn, hits):
     ids, _ = hits
     rows = reader_conn.execute(
-        """SELECT e.chunk_id, e.depth, e.enriched, e.reached_root, scirag.word_count(e.content),
-                  strpos(e.content, scirag.chunk_body(c.content, d.title, c.section_path)) > 0
-           FROM scirag.enrich_chunks(%s, 150, 1000) e
-           JOIN scirag.chunks c ON c.id = e.chunk_id JOIN scirag.documents d ON d.id = c.document_id""",
-        (ids,)).fetchall()
-    assert [r[0] for r in rows] == ids                               # one row per hit, in rank order
-    assert all(r[5] for r in rows), "every enriched text contains its original chunk"
+        """SELECT e.chunk_id, e.depth, e.enriched, e.reached_root, scirag.word_count(e.content), e.content, e.body
+           FROM scirag.enrich_chunks(%s, 150, 1000) e""",
+        (ids,),
+    ).fetchall()
+    own = dict(admin_conn.execute("SELECT id, body FROM scirag.chunks WHERE id = ANY (%s)", (ids,)).fetchall())
+    assert [r[0] for r in rows] == ids  # one row per hit, in rank order
+    assert all(own[r[0]] in r[6] for r in rows), "every enriched text contains its original chunk"
+    assert all(r[5].endswith(r[6]) for r in rows), "body is the returned content without its prefix"
     assert all(r[4] <= 1000 for r in rows if r[2]), "enriched content stays within max_word_count"
     assert all((r[1] > 0) == r[2] for r in rows)
     metrics = reader_conn.execute("SELECT scirag.enrichment_metrics(%s)", (ids,)).fetchone()[0]
@@ -37,35 +39,47 @@ def test_enrichment_over_a_retrieve_result(reader_conn, hits):
 
 def test_mmr_over_a_retrieve_result(reader_conn, hits):
     ids, scores = hits
-    picked = reader_conn.execute("SELECT chunk_id, rank FROM scirag.mmr_select(%s, %s, 5) ORDER BY rank",
-                                 (ids, scores)).fetchall()
+    picked = reader_conn.execute(
+        "SELECT chunk_id, rank FROM scirag.mmr_select(%s, %s, 5) ORDER BY rank", (ids, scores)
+    ).fetchall()
     assert [r[1] for r in picked] == [1, 2, 3, 4, 5]
     assert picked[0][0] == ids[0], "the most relevant chunk is always picked first"
     assert set(r[0] for r in picked) <= set(ids)
-    same = reader_conn.execute("SELECT array_agg(chunk_id ORDER BY rank) FROM scirag.mmr_select(%s, %s, 5, 1.0)",
-                               (ids, scores)).fetchone()[0]
+    same = reader_conn.execute(
+        "SELECT array_agg(chunk_id ORDER BY rank) FROM scirag.mmr_select(%s, %s, 5, 1.0)", (ids, scores)
+    ).fetchone()[0]
     assert same == ids[:5], "mmr_lambda 1 keeps the fused order"
 
 
-def test_rerank_without_a_model_keeps_the_fused_order(reader_conn, hits):
+def test_rerank_without_a_model_keeps_the_fused_order(reader_conn, admin_conn, hits):
     ids, scores = hits
-    contents = [r[0] for r in reader_conn.execute(
-        "SELECT c.content FROM unnest(%s::bigint[]) WITH ORDINALITY u(id, o) JOIN scirag.chunks c ON c.id = u.id ORDER BY u.o",
-        (ids,))]
-    rows = reader_conn.execute("SELECT chunk_id, status FROM scirag.rerank(%s, %s, %s, %s)",
-                               (QUESTION, ids, contents, json.dumps({"entity_boost": 0, "fused_scores": scores}))).fetchall()
+    contents = [
+        r[0]
+        for r in admin_conn.execute(
+            "SELECT c.content FROM unnest(%s::bigint[]) WITH ORDINALITY u(id, o) JOIN scirag.chunks c ON c.id = u.id ORDER BY u.o",
+            (ids,),
+        )
+    ]
+    rows = reader_conn.execute(
+        "SELECT chunk_id, status FROM scirag.rerank(%s, %s, %s, %s)",
+        (QUESTION, ids, contents, json.dumps({"entity_boost": 0, "fused_scores": scores})),
+    ).fetchall()
     assert [r[0] for r in rows] == ids and {r[1] for r in rows} == {"disabled"}
-    boosted = reader_conn.execute("SELECT chunk_id FROM scirag.rerank(%s, %s, %s, %s)",
-                                  (QUESTION, ids, contents, json.dumps({"fused_scores": scores}))).fetchall()
+    boosted = reader_conn.execute(
+        "SELECT chunk_id FROM scirag.rerank(%s, %s, %s, %s)",
+        (QUESTION, ids, contents, json.dumps({"fused_scores": scores})),
+    ).fetchall()
     assert sorted(r[0] for r in boosted) == sorted(ids)
 
 
-def test_consolidation_over_a_retrieve_result(reader_conn, hits):
+def test_consolidation_over_a_retrieve_result(reader_conn, admin_conn, hits):
     ids, _ = hits
     groups = reader_conn.execute(
         "SELECT group_no, document_id, chunk_ids, replaced_by, section_path, content, line_start, line_end "
         "FROM scirag.consolidate(ARRAY(SELECT chunk_id FROM scirag.retrieve(%s, 10, options => "
-        "'{\"layers\": [\"keyword\"]}')))", (QUESTION,)).fetchall()
+        '\'{"layers": ["keyword"]}\')))',
+        (QUESTION,),
+    ).fetchall()
     assert [g[0] for g in groups] == list(range(1, len(groups) + 1))
     members = [cid for g in groups for cid in g[2]]
     assert sorted(members) == sorted(ids), "every retrieved chunk is in exactly one group"
@@ -78,9 +92,7 @@ def test_consolidation_over_a_retrieve_result(reader_conn, hits):
     # a replaced group's text is the replacing section's own text
     for g in groups:
         if g[3] is not None:
-            body = reader_conn.execute(
-                "SELECT scirag.chunk_body(c.content, d.title, c.section_path) FROM scirag.chunks c "
-                "JOIN scirag.documents d ON d.id = c.document_id WHERE c.id = %s", (g[3],)).fetchone()[0]
+            body = admin_conn.execute("SELECT body FROM scirag.chunks WHERE id = %s", (g[3],)).fetchone()[0]
             assert g[5] == body
 
 

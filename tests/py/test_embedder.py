@@ -1,6 +1,7 @@
 """The one embedder: the loader (Embedder.embed) and PostgreSQL (scirag.embed_query)
 must produce the same unit-length 384-d vector for the same text; the query cache
 never holds query text."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,12 +10,22 @@ import re
 import numpy as np
 import pytest
 
-from scirag_helpers.embedder import (DIM, MAX_TOKENS, VERSION, EmbeddingError, Embedder, QueryCache,
-                                     embed_query, to_pgvector)
+from scirag_helpers.embedder import (
+    DIM,
+    MAX_TOKENS,
+    VERSION,
+    EmbeddingError,
+    Embedder,
+    QueryCache,
+    embed_query,
+    to_pgvector,
+)
 
 LONG = " ".join(
     f"Sentence {i}: the barley straw yield in Harlan County was measured on plot {i} "
-    f"with a residue-to-grain ratio of 1.{i % 10}." for i in range(60))
+    f"with a residue-to-grain ratio of 1.{i % 10}."
+    for i in range(60)
+)
 
 STRINGS = {
     "short": "straw",
@@ -39,8 +50,9 @@ def cosine(a, b) -> float:
 # The model on the loader side
 # ---------------------------------------------------------------------------
 
+
 def test_long_string_is_longer_than_the_model_window(embedder):
-    assert len(embedder.tokenizer.encode(LONG).ids) == MAX_TOKENS     # truncated
+    assert len(embedder.tokenizer.encode(LONG).ids) == MAX_TOKENS  # truncated
     embedder.tokenizer.no_truncation()
     try:
         assert len(embedder.tokenizer.encode(LONG).ids) > MAX_TOKENS
@@ -59,7 +71,7 @@ def test_embedding_is_unit_length_and_384_d(embedder, name):
 
 def test_batching_and_padding_do_not_change_vectors(embedder):
     texts = list(STRINGS.values())
-    together = embedder.embed(texts, batch_size=4)       # two batches, padded to different lengths
+    together = embedder.embed(texts, batch_size=4)  # two batches, padded to different lengths
     assert together.shape == (len(texts), DIM)
     for text, row in zip(texts, together):
         alone = embedder.embed([text])[0]
@@ -67,8 +79,9 @@ def test_batching_and_padding_do_not_change_vectors(embedder):
 
 
 def test_different_texts_give_different_vectors(embedder):
-    a, b, c = embedder.embed(["barley straw ash content", "barley straw ash percentage",
-                              "spontaneous combustion of hay stacks"])
+    a, b, c = embedder.embed(
+        ["barley straw ash content", "barley straw ash percentage", "spontaneous combustion of hay stacks"]
+    )
     assert cosine(a, b) > cosine(a, c)
     assert cosine(a, c) < 0.95
 
@@ -103,11 +116,13 @@ def test_to_pgvector_round_trips_float32_exactly(embedder):
 # Loader and database agree
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(STRINGS))
 def test_embed_query_in_postgres_matches_loader(reader_conn, embedder, name):
     text = STRINGS[name]
     row = reader_conn.execute(
-        "SELECT e::text, vector_dims(e), vector_norm(e) FROM scirag.embed_query(%s) AS e", (text,)).fetchone()
+        "SELECT e::text, vector_dims(e), vector_norm(e) FROM scirag.embed_query(%s) AS e", (text,)
+    ).fetchone()
     sql_vec = parse_vector(row[0])
     assert row[1] == DIM
     assert abs(row[2] - 1.0) < 1e-5
@@ -130,14 +145,17 @@ def test_embed_query_null_is_the_empty_query(reader_conn, embedder):
 
 
 def test_chunk_embeddings_are_stamped_with_the_embedder_version(admin_conn, demo_corpus):
-    versions = {r[0] for r in admin_conn.execute(
-        "SELECT DISTINCT embedding_version FROM scirag.chunks WHERE embedding IS NOT NULL")}
+    versions = {
+        r[0]
+        for r in admin_conn.execute("SELECT DISTINCT embedding_version FROM scirag.chunks WHERE embedding IS NOT NULL")
+    }
     assert versions == {VERSION}
 
 
 # ---------------------------------------------------------------------------
 # QueryCache: hashed keys, no query text, TTL, bounded
 # ---------------------------------------------------------------------------
+
 
 class FakeClock:
     def __init__(self, now=1000.0):
@@ -190,10 +208,10 @@ def test_cache_entries_expire_after_ttl():
     cache.put("q", "[1]")
     clock.now += 299
     assert cache.get("q") == "[1]"
-    clock.now += 2                                   # 301 s after put
+    clock.now += 2  # 301 s after put
     assert cache.get("q") is None
-    assert len(cache._items) == 0                     # expired entries are dropped, not kept
-    cache.put("q", "[2]")                             # and a fresh put works again
+    assert len(cache._items) == 0  # expired entries are dropped, not kept
+    cache.put("q", "[2]")  # and a fresh put works again
     assert cache.get("q") == "[2]"
 
 
@@ -221,12 +239,13 @@ def test_default_cache_is_bounded():
 # embed_query helper (the body of scirag.embed_query), tested without a database
 # ---------------------------------------------------------------------------
 
+
 class FakePlpy:
     def __init__(self, dim: int, role: str = "scirag_reader"):
         self.dim, self.queries, self.role = dim, [], role
 
     def execute(self, query):
-        if "current_user" in query:                   # the cache key's role
+        if "current_user" in query:  # the cache key's role
             return [{"r": self.role}]
         self.queries.append(query)
         assert "embedding_dim" in query
@@ -249,8 +268,8 @@ def test_embed_query_helper_caches_by_hash_only(embedder):
     first = embed_query(plpy, gd, SECRET)
     second = embed_query(plpy, gd, SECRET)
     assert first == second
-    assert counting.calls == 1                        # the second call is a cache hit
-    assert plpy.queries == []                         # the embedder was already loaded
+    assert counting.calls == 1  # the second call is a cache hit
+    assert plpy.queries == []  # the embedder was already loaded
     assert cosine(parse_vector(first), embedder.embed([SECRET])[0]) >= 0.9999
     for s in all_strings(gd["scirag_query_cache"]):
         assert SECRET not in s
@@ -274,4 +293,4 @@ def test_embed_query_helper_loads_model_with_database_dimension():
         embed_query(FakePlpy(512), gd, "straw")
     assert "512" in str(info.value)
     assert gd["scirag_embedder"].expected_dim == 512
-    assert gd["scirag_query_cache"].get("straw") is None   # a failed embedding is never cached
+    assert gd["scirag_query_cache"].get("straw") is None  # a failed embedding is never cached

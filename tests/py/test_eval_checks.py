@@ -1,6 +1,7 @@
 """Mechanical answer checks (no model): citations point at provided sources, numbers
 appear in cited sources, unanswerable questions are abstained on. Each check is shown
 catching a planted violation."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,20 +41,29 @@ def test_planted_number_that_no_cited_source_contains():
 
 
 def test_a_number_from_an_uncited_source_is_not_grounded():
-    r = run("Barley straw has 5.4 % ash [1].")   # 5.4 is in source 2, but the answer cites 1
+    r = run("Barley straw has 5.4 % ash [1].")  # 5.4 is in source 2, but the answer cites 1
     assert r["ungrounded_numbers"] == ["5.4"]
 
 
 def test_numbers_are_compared_by_value_and_identifiers_are_not_numbers():
-    r = run("The removal fraction is 0.4 and hauling costs $16 per tonne [2]; PM2.5 and CH4 factors were measured "
-            "on 1099 samples [3].")
+    r = run(
+        "The removal fraction is 0.4 and hauling costs $16 per tonne [2]; PM2.5 and CH4 factors were measured "
+        "on 1099 samples [3]."
+    )
     assert r["numbers_ok"], r["ungrounded_numbers"]
     assert checks.numbers_in("PM2.5, CH4, m3 and CO2") == []
 
 
-@pytest.mark.parametrize("text,cited", [
-    ("a [1, 2] b", [1, 2]), ("a [1-3] b", [1, 2, 3]), ("a [S2] b", [2]), ("a [1][3] b", [1, 3]), ("a [2; 3]", [2, 3]),
-])
+@pytest.mark.parametrize(
+    "text,cited",
+    [
+        ("a [1, 2] b", [1, 2]),
+        ("a [1-3] b", [1, 2, 3]),
+        ("a [S2] b", [2]),
+        ("a [1][3] b", [1, 3]),
+        ("a [2; 3]", [2, 3]),
+    ],
+)
 def test_citation_forms(text, cited):
     assert checks.citation_numbers(text) == cited
 
@@ -68,13 +78,18 @@ def test_planted_unanswerable_question_must_be_abstained_on():
 
 
 def test_a_cited_answer_that_notes_a_gap_later_is_not_an_abstention():
-    text = "Harlan County could supply about 120,300 dry tonnes a year [1]. The sources do not contain a figure for oats."
+    text = (
+        "Harlan County could supply about 120,300 dry tonnes a year [1]. The sources do not contain a figure for oats."
+    )
     assert not checks.is_abstention(text)
     assert checks.is_abstention("The sources do not contain the answer. They do give barley ash: 5.4 % [2].")
 
 
 def test_citations_after_the_full_stop_stay_with_their_sentence():
-    assert checks.sentences("Supply is 120,300 t. [1] Ash is 5.4 %. [2]") == ["Supply is 120,300 t. [1]",
-                                                                          "Ash is 5.4 %. [2]"]
+    assert checks.sentences("Supply is 120,300 t. [1] Ash is 5.4 %. [2]") == [
+        "Supply is 120,300 t. [1]",
+        "Ash is 5.4 %. [2]",
+    ]
     assert checks.uncited_claims("Supply is about 120,300 dry tonnes. [1] Ash is high in rice straw overall.") == [
-        "Ash is high in rice straw overall."]
+        "Ash is high in rice straw overall."
+    ]

@@ -2,6 +2,7 @@
 evaluation tables fill with the corpus fingerprint and git commit; the judge is
 skipped without a model and runs on recordings with one; malformed judge output is a
 failure row; the report renders."""
+
 from __future__ import annotations
 
 import copy
@@ -13,8 +14,7 @@ from answer_fixtures import recording
 from scirag import evalqa, report
 from scirag_helpers.llm import RecordedClient, get_llm
 
-PICK = ["q01-harlan-straw-supply", "q06-rice-straw-lignin", "q11-hx40-enzyme-loading",
-        "q14-sorghum-ratio-unanswerable"]
+PICK = ["q01-harlan-straw-supply", "q06-rice-straw-lignin", "q11-hx40-enzyme-loading", "q14-sorghum-ratio-unanswerable"]
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,17 @@ def questions():
 def test_seed_questions_load_and_carry_their_fields():
     qs = evalqa.load_questions()
     assert len(qs) >= 15 and len({q.id for q in qs}) == len(qs)
-    assert {q.id for q in qs if q.unanswerable} >= {"q14-sorghum-ratio-unanswerable", "q15-hydrogen-fermentation-unanswerable"}
+    assert {q.id for q in qs if q.unanswerable} >= {
+        "q14-sorghum-ratio-unanswerable",
+        "q15-hydrogen-fermentation-unanswerable",
+    }
     assert all(q.expected_answer and q.question for q in qs)
 
 
 def test_relevance_is_reference_document_or_evidence_phrase():
-    q = evalqa.Question("x", "q", reference_documents=["doc-a"], evidence_phrases=["Harlan County's  principal residue"])
+    q = evalqa.Question(
+        "x", "q", reference_documents=["doc-a"], evidence_phrases=["Harlan County's  principal residue"]
+    )
     assert evalqa.is_relevant({"external_id": "doc-a", "content": ""}, q)
     assert evalqa.is_relevant({"external_id": "doc-b", "content": "...harlan county's principal\nresidue is..."}, q)
     assert not evalqa.is_relevant({"external_id": "doc-b", "content": "Harlan County grows barley"}, q)
@@ -42,19 +47,30 @@ def test_eval_retrieval_fills_runs_results_and_the_config_view(dsn, demo_corpus,
         with_presets = evalqa.retrieval_configs(reader, ["interactive"])
     assert [c.name for c in configs] == ["interactive", "interactive-no_vector", "interactive-no_keyword"]
     # scirag.retrieve reads options.preset, so every shipped preset is an ablation config too
-    assert [c.name for c in with_presets][3:] == ["preset:default", "preset:detailed-context",
-                                                  "preset:high-precision", "preset:high-recall"]
+    assert [c.name for c in with_presets][3:] == [
+        "preset:default",
+        "preset:detailed-context",
+        "preset:high-precision",
+        "preset:high-recall",
+    ]
     out = evalqa.run_retrieval(dsn, questions, configs[:2], dataset="pytest-demo", progress=lambda m: None)
     # q14 is unanswerable, q11's only reference is restricted (outside the reader's scope): 2 scored
     assert [s["questions"] for s in out] == [2, 2]
-    run = admin_conn.execute("SELECT corpus_fingerprint, git_commit, config FROM scirag.eval_runs WHERE id = %s",
-                             (out[0]["run"],)).fetchone()
+    run = admin_conn.execute(
+        "SELECT corpus_fingerprint, git_commit, config FROM scirag.eval_runs WHERE id = %s", (out[0]["run"],)
+    ).fetchone()
     fp, commit, config = run
-    assert fp["documents"] == 10 and fp["chunks"] > 0 and fp["embedding_versions"] and "kg_entities" in fp
+    # the fingerprint counts what the run's (default reader) scope holds, not the whole corpus
+    in_scope = admin_conn.execute(
+        "SELECT count(*) FROM scirag.documents WHERE license IN ('public', 'open_commercial')"
+    ).fetchone()[0]
+    assert fp["documents"] == in_scope and fp["chunks"] > 0 and fp["embedding_versions"] and "kg_entities" in fp
     assert fp["latest_ingestion"] and commit
     assert config["excluded_questions"] == {"unanswerable": 1, "out_of_scope": 1}
-    rows = admin_conn.execute("SELECT config_name, hit_at_5, hit_at_10, mrr, n_questions FROM scirag.eval_config_metrics "
-                              "WHERE dataset = 'pytest-demo' ORDER BY run_id").fetchall()
+    rows = admin_conn.execute(
+        "SELECT config_name, hit_at_5, hit_at_10, mrr, n_questions FROM scirag.eval_config_metrics "
+        "WHERE dataset = 'pytest-demo' ORDER BY run_id"
+    ).fetchall()
     assert [r[0] for r in rows] == ["interactive", "interactive-no_vector"]
     assert all(0 <= r[1] <= r[2] <= 1 and 0 <= r[3] <= 1 and r[4] == 2 for r in rows)
     n = admin_conn.execute("SELECT count(*) FROM scirag.eval_results WHERE run_id = %s", (out[0]["run"],)).fetchone()[0]
@@ -64,33 +80,45 @@ def test_eval_retrieval_fills_runs_results_and_the_config_view(dsn, demo_corpus,
 def test_eval_answer_without_a_model_stores_the_mechanical_checks(dsn, demo_corpus, admin_conn, questions):
     s = evalqa.run_answers(dsn, questions, dataset="pytest-demo", llm=None, progress=lambda m: None)
     assert s["questions"] == 4 and s["judge_skipped"] == 4
-    rows = {r[0]: r[1:] for r in admin_conn.execute(
-        "SELECT question_id, expect_abstain, abstained, abstention_ok, citations_ok, numbers_ok, judge_status, "
-        "groundedness FROM scirag.eval_answers WHERE run_id = %s", (s["run"],))}
+    rows = {
+        r[0]: r[1:]
+        for r in admin_conn.execute(
+            "SELECT question_id, expect_abstain, abstained, abstention_ok, citations_ok, numbers_ok, judge_status, "
+            "groundedness FROM scirag.eval_answers WHERE run_id = %s",
+            (s["run"],),
+        )
+    }
     assert rows["q14-sorghum-ratio-unanswerable"][:3] == (True, True, True)
     assert rows["q11-hx40-enzyme-loading"][:3] == (True, True, True), "restricted for a reader: must abstain"
     assert rows["q01-harlan-straw-supply"][:5] == (False, False, True, True, True)
     assert {r[5] for r in rows.values()} == {"skipped (no model configured)"}
     assert all(r[6] is None for r in rows.values())
-    m = admin_conn.execute("SELECT n_questions, citations_ok_rate, abstained_when_unanswerable, judge_skipped "
-                           "FROM scirag.eval_answer_metrics WHERE run_id = %s", (s["run"],)).fetchone()
+    m = admin_conn.execute(
+        "SELECT n_questions, citations_ok_rate, abstained_when_unanswerable, judge_skipped "
+        "FROM scirag.eval_answer_metrics WHERE run_id = %s",
+        (s["run"],),
+    ).fetchone()
     assert m[0] == 4 and m[1] == 1 and m[2] == 1 and m[3] == 4
 
 
-def test_eval_answer_with_a_recorded_judge_scores_and_fails_malformed_output(dsn, demo_corpus, admin_conn,
-                                                                             questions, tmp_path):
+def test_eval_answer_with_a_recorded_judge_scores_and_fails_malformed_output(
+    dsn, demo_corpus, admin_conn, questions, tmp_path
+):
     valid = recording("answer_judge.json")["valid"]["in_order"]
-    replies = valid * 3 + ["this is not JSON", "{\"correctness\": 1}"]   # the 4th answer's grounding pass is malformed
+    replies = valid * 3 + ["this is not JSON", '{"correctness": 1}']  # the 4th answer's grounding pass is malformed
     path = tmp_path / "judge.json"
     path.write_text(json.dumps({"in_order": replies}))
     llm = get_llm({"SCIRAG_LLM_PROVIDER": "recorded", "SCIRAG_LLM_RECORDING": str(path)})
     assert isinstance(llm, RecordedClient)
-    s = evalqa.run_answers(dsn, questions, dataset="pytest-demo", llm=llm, config_name="recorded-judge",
-                           progress=lambda m: None)
+    s = evalqa.run_answers(
+        dsn, questions, dataset="pytest-demo", llm=llm, config_name="recorded-judge", progress=lambda m: None
+    )
     assert s["judged"] == 3 and s["judge_failed"] == 1
     rows = admin_conn.execute(
         "SELECT question_id, judge_status, grounding_status, correctness_status, groundedness, correctness, judge_error "
-        "FROM scirag.eval_answers WHERE run_id = %s ORDER BY question_id", (s["run"],)).fetchall()
+        "FROM scirag.eval_answers WHERE run_id = %s ORDER BY question_id",
+        (s["run"],),
+    ).fetchall()
     failed = [r for r in rows if r[1] == "failed"]
     assert len(failed) == 1 and failed[0][2] == "failed" and failed[0][4] is None and failed[0][5] == 1
     assert "grounding" in failed[0][6]

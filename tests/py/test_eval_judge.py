@@ -2,6 +2,7 @@
 reference (asserted on the prompt the model was shown), the correctness pass sees only
 the answer and the reference, temperature 0, scores clamped to 0-2, and a malformed
 reply is a failed pass with no score, never a coerced one."""
+
 from __future__ import annotations
 
 import copy
@@ -15,18 +16,38 @@ from scirag_helpers.llm import RecordedClient
 QUESTION = "How much straw could Harlan County supply each year?"
 ANSWER = "Harlan County could supply about 120,300 dry tonnes of straw per year [1]."
 REFERENCE = "REFERENCE-ONLY: about 120,300 dry tonnes per year, 58 % of it barley straw (69,809 t)."
-SOURCES = [{"n": 1, "title": "County Assessment", "section_path": "3 Results", "external_id": "county",
-            "citation": {"lines": "69-71"}, "text": "In total Harlan County could supply about 120,300 dry tonnes."},
-           {"n": 2, "title": "Composition", "section_path": "", "external_id": "comp", "citation": {},
-            "text": "SOURCE-ONLY barley straw 5.4 % ash."}]
+SOURCES = [
+    {
+        "n": 1,
+        "title": "County Assessment",
+        "section_path": "3 Results",
+        "external_id": "county",
+        "citation": {"lines": "69-71"},
+        "text": "In total Harlan County could supply about 120,300 dry tonnes.",
+    },
+    {
+        "n": 2,
+        "title": "Composition",
+        "section_path": "",
+        "external_id": "comp",
+        "citation": {},
+        "text": "SOURCE-ONLY barley straw 5.4 % ash.",
+    },
+]
 
 
 def run(name):
     llm = RecordedClient(copy.deepcopy(recording("answer_judge.json")[name]))
-    j = judge.judge_answer(llm, question=QUESTION, answer=ANSWER, sources=SOURCES, reference=REFERENCE,
-                           grounding_template=prompts.default_template("judge_grounding"),
-                           correctness_template=prompts.default_template("judge_correctness"),
-                           model_label="recorded:test")
+    j = judge.judge_answer(
+        llm,
+        question=QUESTION,
+        answer=ANSWER,
+        sources=SOURCES,
+        reference=REFERENCE,
+        grounding_template=prompts.default_template("judge_grounding"),
+        correctness_template=prompts.default_template("judge_correctness"),
+        model_label="recorded:test",
+    )
     return j, llm.seen
 
 
@@ -64,9 +85,15 @@ def test_scores_are_clamped_to_the_rubric():
     assert j.scores == {"groundedness": 2.0, "citation_accuracy": 0.0, "completeness": 1.5, "correctness": 2.0}
 
 
-@pytest.mark.parametrize("name,failed_pass", [
-    ("malformed_grounding", "grounding"), ("string_score", "both"), ("missing_key", "both"), ("not_finite", "grounding"),
-])
+@pytest.mark.parametrize(
+    "name,failed_pass",
+    [
+        ("malformed_grounding", "grounding"),
+        ("string_score", "both"),
+        ("missing_key", "both"),
+        ("not_finite", "grounding"),
+    ],
+)
 def test_a_malformed_reply_is_a_failure_never_a_coerced_score(name, failed_pass):
     j, _ = run(name)
     assert j.status == "failed" and j.errors
@@ -80,15 +107,27 @@ def test_a_malformed_reply_is_a_failure_never_a_coerced_score(name, failed_pass)
 
 
 def test_a_model_error_is_a_failure():
-    j = judge.judge_answer(RecordedClient({"in_order": []}), question=QUESTION, answer=ANSWER, sources=SOURCES,
-                           reference=REFERENCE, grounding_template=prompts.default_template("judge_grounding"),
-                           correctness_template=prompts.default_template("judge_correctness"))
+    j = judge.judge_answer(
+        RecordedClient({"in_order": []}),
+        question=QUESTION,
+        answer=ANSWER,
+        sources=SOURCES,
+        reference=REFERENCE,
+        grounding_template=prompts.default_template("judge_grounding"),
+        correctness_template=prompts.default_template("judge_correctness"),
+    )
     assert j.status == "failed" and j.grounding_status == j.correctness_status == "failed"
     assert j.scores == {}
 
 
 def test_without_a_model_the_judge_is_skipped_and_says_so():
-    j = judge.judge_answer(None, question=QUESTION, answer=ANSWER, sources=SOURCES, reference=REFERENCE,
-                           grounding_template=prompts.default_template("judge_grounding"),
-                           correctness_template=prompts.default_template("judge_correctness"))
+    j = judge.judge_answer(
+        None,
+        question=QUESTION,
+        answer=ANSWER,
+        sources=SOURCES,
+        reference=REFERENCE,
+        grounding_template=prompts.default_template("judge_grounding"),
+        correctness_template=prompts.default_template("judge_correctness"),
+    )
     assert j.status == "skipped (no model configured)" and j.scores == {}

@@ -1,4 +1,5 @@
 """domain.yaml: the shipped ontology loads; a broken one fails with errors that name the line."""
+
 from __future__ import annotations
 
 import textwrap
@@ -56,7 +57,7 @@ def test_shipped_demo_domain_is_a_real_ontology():
 
 def test_good_file_parses_with_options():
     d = parse_domain(GOOD)
-    assert d.relation_types["PRODUCES"].cues == ["straw from"]          # cues are matched in lower case
+    assert d.relation_types["PRODUCES"].cues == ["straw from"]  # cues are matched in lower case
     assert d.entity_types["Residue"].patterns == [r"\b[a-z]+ straw\b"]
     assert d.graph.rank_by == "confidence" and d.graph.min_confidence == 0.7 and d.graph.citation_hop
     assert d.graph.community_tiers == [("public",), ("public", "restricted")]
@@ -67,27 +68,36 @@ def test_good_file_parses_with_options():
 def test_unknown_relation_endpoint_names_its_line():
     bad = GOOD.replace("target: Residue", "target: Residues")
     errs = errors_of(bad)
-    assert errs == [f"domain.yaml:{line_of(bad, 'target: Residues')}: relation PRODUCES: target type "
-                    "'Residues' is not a declared entity type"]
+    assert errs == [
+        f"domain.yaml:{line_of(bad, 'target: Residues')}: relation PRODUCES: target type "
+        "'Residues' is not a declared entity type"
+    ]
 
 
 def test_missing_description_and_unknown_key_and_bad_pattern_are_all_reported():
-    bad = (GOOD.replace('      description: "A cultivated crop."\n', "      descripton: \"typo\"\n")
-               .replace(r"['\b[a-z]+ straw\b']", "['(unclosed']"))
+    bad = GOOD.replace('      description: "A cultivated crop."\n', '      descripton: "typo"\n').replace(
+        r"['\b[a-z]+ straw\b']", "['(unclosed']"
+    )
     errs = errors_of(bad)
-    assert any(e.startswith(f"domain.yaml:{line_of(bad, 'descripton')}:") and "unknown key 'descripton'" in e
-               for e in errs)
+    assert any(
+        e.startswith(f"domain.yaml:{line_of(bad, 'descripton')}:") and "unknown key 'descripton'" in e for e in errs
+    )
     assert any("entity type Crop: missing description" in e for e in errs)
-    assert any(e.startswith(f"domain.yaml:{line_of(bad, '(unclosed')}:") and "not a valid regular expression" in e
-               for e in errs)
+    assert any(
+        e.startswith(f"domain.yaml:{line_of(bad, '(unclosed')}:") and "not a valid regular expression" in e
+        for e in errs
+    )
 
 
 def test_entity_of_undeclared_type_and_duplicates():
-    bad = GOOD.replace('  - {name: "wheat", type: Crop, aliases: ["winter wheat"]}',
-                       '  - {name: "wheat", type: Crop}\n  - {name: "Wheat", type: Crop}\n'
-                       '  - {name: "barley", type: Grain}')
+    bad = GOOD.replace(
+        '  - {name: "wheat", type: Crop, aliases: ["winter wheat"]}',
+        '  - {name: "wheat", type: Crop}\n  - {name: "Wheat", type: Crop}\n  - {name: "barley", type: Grain}',
+    )
     errs = errors_of(bad)
-    assert f"domain.yaml:{line_of(bad, 'type: Grain')}: entity barley: type 'Grain' is not a declared entity type" in errs
+    assert (
+        f"domain.yaml:{line_of(bad, 'type: Grain')}: entity barley: type 'Grain' is not a declared entity type" in errs
+    )
     assert any(e.startswith(f"domain.yaml:{line_of(bad, 'Wheat')}:") and "declared twice" in e for e in errs)
 
 
@@ -108,3 +118,10 @@ def test_yaml_syntax_error_names_the_line():
 
 def test_missing_ontology_section():
     assert errors_of("name: x\n") == ["domain.yaml:1: missing 'ontology' section (entity_types and relation_types)"]
+
+
+def test_an_unknown_top_level_section_names_its_line():
+    bad = GOOD + "query_classes:\n  DEFINITION: [what is]\n"
+    errs = errors_of(bad)
+    assert len(errs) == 1 and errs[0].startswith(f"domain.yaml:{line_of(bad, 'query_classes:')}: ")
+    assert "query_classes" in errs[0]

@@ -1,6 +1,7 @@
 """scirag.manifest: one JSON object per line declaring identity and rights.
 
 No database needed."""
+
 from __future__ import annotations
 
 import json
@@ -31,6 +32,7 @@ def error(raw, line_no=7) -> str:
 # Good lines
 # ---------------------------------------------------------------------------
 
+
 def test_missing_license_is_unknown():
     e = entry({"id": "a", "text": "Some text about straw."})
     assert e.license == "unknown"
@@ -47,17 +49,35 @@ def test_every_license_class_is_accepted(lic):
 
 
 def test_full_line_is_parsed_and_path_is_relative_to_the_manifest():
-    e = entry({"id": " doc-1 ", "path": "papers/a.md", "title": "  A Title ", "authors": ["X", "Y"],
-               "year": 2021, "doi": "10.1/abc", "journal": "J", "source": "journal",
-               "license": "public", "format": "markdown"}, line_no=3)
+    e = entry(
+        {
+            "id": " doc-1 ",
+            "path": "papers/a.md",
+            "title": "  A Title ",
+            "authors": ["X", "Y"],
+            "year": 2021,
+            "doi": "10.1/abc",
+            "journal": "J",
+            "source": "journal",
+            "license": "public",
+            "format": "markdown",
+        },
+        line_no=3,
+    )
     assert e.line_no == 3
-    assert e.id == "doc-1"                      # stripped
+    assert e.id == "doc-1"  # stripped
     assert e.title == "A Title"
     assert e.path == BASE / "papers" / "a.md"
     assert e.text is None
     assert e.authors == ["X", "Y"]
     assert (e.year, e.doi, e.journal, e.source, e.license, e.fmt) == (
-        2021, "10.1/abc", "J", "journal", "public", "markdown")
+        2021,
+        "10.1/abc",
+        "J",
+        "journal",
+        "public",
+        "markdown",
+    )
 
 
 def test_defaults_title_source_authors():
@@ -75,12 +95,15 @@ def test_year_given_as_digit_string_becomes_int():
 
 def test_semicolon_separated_author_string_is_split():
     assert entry({"id": "a", "text": "x", "authors": "Ada Lovelace; Alan Turing ;"}).authors == [
-        "Ada Lovelace", "Alan Turing"]
+        "Ada Lovelace",
+        "Alan Turing",
+    ]
 
 
 # ---------------------------------------------------------------------------
 # Bad lines: a ManifestError naming the line number and the field
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("raw", ['{"id": "a", "text": ', "not json at all", '{"id": "a",}'])
 def test_invalid_json_names_line(raw):
@@ -96,19 +119,30 @@ def test_non_object_json_names_line(raw):
     assert "object" in msg
 
 
-@pytest.mark.parametrize("obj", [{"text": "x"}, {"id": "", "text": "x"}, {"id": "   ", "text": "x"},
-                                 {"id": 17, "text": "x"}, {"id": None, "text": "x"}])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"text": "x"},
+        {"id": "", "text": "x"},
+        {"id": "   ", "text": "x"},
+        {"id": 17, "text": "x"},
+        {"id": None, "text": "x"},
+    ],
+)
 def test_missing_or_empty_id_names_line_and_field(obj):
     msg = error(obj, line_no=9)
     assert "line 9" in msg
     assert "'id'" in msg
 
 
-@pytest.mark.parametrize("obj", [
-    {"id": "both", "path": "a.md", "text": "x"},
-    {"id": "neither"},
-    {"id": "neither-empty", "path": "", "text": ""},
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"id": "both", "path": "a.md", "text": "x"},
+        {"id": "neither"},
+        {"id": "neither-empty", "path": "", "text": ""},
+    ],
+)
 def test_path_and_text_exactly_one(obj):
     msg = error(obj, line_no=5)
     assert "line 5" in msg
@@ -140,12 +174,15 @@ def test_bug_year_bool_or_non_ascii_digits_is_manifest_error(year):
     assert "line 2" in msg and "year" in msg
 
 
-@pytest.mark.parametrize("obj", [
-    {"id": "p", "path": 5},
-    {"id": "p", "path": ["a.md"]},
-    {"id": "t", "text": "x", "title": 5},
-    {"id": "a", "text": "x", "authors": 5},
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"id": "p", "path": 5},
+        {"id": "p", "path": ["a.md"]},
+        {"id": "t", "text": "x", "title": 5},
+        {"id": "a", "text": "x", "authors": 5},
+    ],
+)
 def test_bug_wrongly_typed_fields_are_manifest_errors(obj):
     """BUG (reported): a non-string 'path' or 'title' or a non-list 'authors' raises
     TypeError/AttributeError out of parse_entry; read_manifest only catches ManifestError,
@@ -158,19 +195,23 @@ def test_bug_wrongly_typed_fields_are_manifest_errors(obj):
 # read_manifest: errors are yielded, the run goes on
 # ---------------------------------------------------------------------------
 
+
 def test_read_manifest_yields_errors_without_stopping(tmp_path):
-    manifest = write_manifest(tmp_path, [
-        {"id": "one", "path": "one.md", "license": "public"},
-        '{"id": "broken", ',
-        "",
-        "// a comment line",
-        {"id": "three", "text": "Inline.", "license": "restricted"},
-        {"id": "bad-license", "text": "x", "license": "mine"},
-        {"title": "no id", "text": "x"},
-        {"id": "last", "text": "Last one."},
-    ])
+    manifest = write_manifest(
+        tmp_path,
+        [
+            {"id": "one", "path": "one.md", "license": "public"},
+            '{"id": "broken", ',
+            "",
+            "// a comment line",
+            {"id": "three", "text": "Inline.", "license": "restricted"},
+            {"id": "bad-license", "text": "x", "license": "mine"},
+            {"title": "no id", "text": "x"},
+            {"id": "last", "text": "Last one."},
+        ],
+    )
     items = list(read_manifest(manifest))
-    assert [n for n, _ in items] == [1, 2, 5, 6, 7, 8]      # blank line 3 and comment line 4 skipped
+    assert [n for n, _ in items] == [1, 2, 5, 6, 7, 8]  # blank line 3 and comment line 4 skipped
     kinds = [type(x).__name__ for _, x in items]
     assert kinds == ["Entry", "ManifestError", "Entry", "ManifestError", "ManifestError", "Entry"]
     one, broken, three, bad_lic, no_id, last = (x for _, x in items)
@@ -185,17 +226,18 @@ def test_read_manifest_yields_errors_without_stopping(tmp_path):
 def test_read_manifest_resolves_paths_against_its_own_folder(tmp_path):
     sub = tmp_path / "corpus"
     manifest = write_manifest(sub, [{"id": "x", "path": "docs/x.txt"}])
-    (_, e), = list(read_manifest(manifest))
+    ((_, e),) = list(read_manifest(manifest))
     assert e.path == sub / "docs" / "x.txt"
 
 
 def test_demo_manifest_parses_cleanly():
     from conftest import DEMO_MANIFEST
+
     items = list(read_manifest(DEMO_MANIFEST))
     assert len(items) == 10
     assert all(isinstance(e, Entry) for _, e in items)
     by_id = {e.id: e for _, e in items}
-    assert by_id["soc-retention"].license == "unknown"        # no license key in the manifest
+    assert by_id["soc-retention"].license == "unknown"  # no license key in the manifest
     assert by_id["saccharification-memo"].license == "restricted"
     assert by_id["baling-moisture-note"].path is None and by_id["baling-moisture-note"].text
     for e in by_id.values():
@@ -206,11 +248,14 @@ def test_demo_manifest_parses_cleanly():
 def test_bug_read_manifest_survives_a_wrongly_typed_line(tmp_path):
     """BUG (reported): one line with a numeric 'path' makes read_manifest raise TypeError,
     so ingest_manifest (which lists the whole manifest first) crashes before storing anything."""
-    manifest = write_manifest(tmp_path, [
-        {"id": "good-1", "text": "First good document."},
-        {"id": "bad-path", "path": 5},
-        {"id": "good-2", "text": "Second good document."},
-    ])
+    manifest = write_manifest(
+        tmp_path,
+        [
+            {"id": "good-1", "text": "First good document."},
+            {"id": "bad-path", "path": 5},
+            {"id": "good-2", "text": "Second good document."},
+        ],
+    )
     items = list(read_manifest(manifest))
     assert [type(x).__name__ for _, x in items] == ["Entry", "ManifestError", "Entry"]
     assert "line 2" in str(items[1][1])

@@ -1,13 +1,14 @@
 """Tests for scirag.parse: one block model for Markdown, HTML, text and PDF."""
+
 import io
 import re
 from pathlib import Path
 
 import pytest
 
+from make_pdfs import ABSTRACT_LEFT, ABSTRACT_RIGHT, PAGES, TABLES, two_column_paper
 from scirag.parse import Block, ParseError, ParsedDocument, parse_file, parse_text
 
-SHARED_PDF = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pdfs" / "scitab_emnlp2023.pdf"
 NUMBER = re.compile(r"^\d[\d,]*(\.\d+)?%?$")
 
 
@@ -63,8 +64,8 @@ def test_markdown_paragraphs_code_and_line_spans():
     prose = [b for b in doc.blocks if b.kind == "prose"]
     assert prose[0].text == "Harvested acres are five-year means\nof county survey data."
     assert (prose[0].line_start, prose[0].line_end) == (3, 4)
-    assert prose[1].text == "removable = acres  x  yield  x  ratio"     # fenced code kept verbatim
-    assert prose[2].text == "Results use bold and a link."               # inline markup stripped
+    assert prose[1].text == "removable = acres  x  yield  x  ratio"  # fenced code kept verbatim
+    assert prose[2].text == "Results use bold and a link."  # inline markup stripped
 
 
 # ---------------------------------------------------------------------------
@@ -95,8 +96,7 @@ def test_html_title_headings_table_and_prose():
     assert doc.parser == "html"
     assert doc.title == "Straw & Stover"
     kinds = [(b.kind, b.level) for b in doc.blocks]
-    assert kinds == [("heading", 1), ("prose", None), ("heading", 3), ("table", None),
-                     ("prose", None), ("prose", None)]
+    assert kinds == [("heading", 1), ("prose", None), ("heading", 3), ("table", None), ("prose", None), ("prose", None)]
     assert doc.blocks[3].text == "Crop | Acres\nWheat | 64,200"
     assert doc.blocks[1].text == "Harvested acres were 141,000 in 2021,\nat a 1.1 straw-to-grain ratio."
     assert (doc.blocks[1].line_start, doc.blocks[1].line_end) == (6, 7)
@@ -110,6 +110,7 @@ def test_html_skips_script_and_style():
 # ---------------------------------------------------------------------------
 # Plain text and dispatch
 # ---------------------------------------------------------------------------
+
 
 def test_plain_text_paragraphs_are_prose_with_line_spans():
     doc = parse_text("RESULTS\n\nFirst paragraph\ncontinues here.\n\n\nSecond one.\n", "text")
@@ -134,7 +135,7 @@ def test_parse_file_dispatches_on_suffix(tmp_path):
     assert parse_file(tmp_path / "a.md").parser == "markdown"
     assert parse_file(tmp_path / "b.htm").parser == "html"
     assert parse_file(str(tmp_path / "c.txt")).parser == "text"
-    unknown = parse_file(tmp_path / "d.csv")          # other suffixes: text if it is UTF-8
+    unknown = parse_file(tmp_path / "d.csv")  # other suffixes: text if it is UTF-8
     assert unknown.parser == "text" and unknown.blocks[0].text.startswith("crop,acres")
 
 
@@ -155,51 +156,54 @@ def test_parse_file_errors_name_the_file(tmp_path):
 # PDF
 # ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def scitab() -> ParsedDocument:
-    # A real paper: the engines' behaviour on small generated PDFs is pinned in
-    # test_pdf_layout.py; this checks the whole path on 27 real pages.
-    assert SHARED_PDF.exists(), f"the shared data folder must sit beside the project: {SHARED_PDF} is missing"
-    return parse_file(SHARED_PDF)
+
+@pytest.fixture(scope="module", params=["layout", "pdfplumber"])
+def paper(request, tmp_path_factory) -> ParsedDocument:
+    # The two engines that cut tables out of the prose, on a generated two-column paper
+    # (tests/data/make_pdfs.py); the engines' finer behaviour is pinned in test_pdf_layout.py.
+    pdf = two_column_paper(tmp_path_factory.mktemp("paper") / "two-column-paper.pdf")
+    return parse_file(pdf, pdf_engine=request.param)
 
 
-def test_pdf_yields_many_blocks_with_pages(scitab):
-    assert scitab.parser in ("docling", "layout", "pdfplumber")
-    assert scitab.pages == 27
-    assert len(scitab.blocks) > 100
-    assert all(b.page is not None and 1 <= b.page <= 27 for b in scitab.blocks)
-    assert {b.page for b in scitab.blocks} == set(range(1, 28))      # every page has text
+def test_pdf_yields_blocks_on_every_page_with_line_numbers(paper):
+    assert paper.pages == PAGES and paper.partial is None
+    assert all(b.page is not None and 1 <= b.page <= PAGES for b in paper.blocks)
+    assert {b.page for b in paper.blocks} == set(range(1, PAGES + 1))  # every page has text
     # Line numbers run through the whole extracted text, in order.
-    starts = [b.line_start for b in scitab.blocks]
+    starts = [b.line_start for b in paper.blocks]
     assert starts == sorted(starts) and starts[0] == 1
-    assert all(b.line_end >= b.line_start for b in scitab.blocks)
+    assert all(b.line_end >= b.line_start for b in paper.blocks)
 
 
-def test_pdf_tables_have_numeric_cells(scitab):
-    tables = [b for b in scitab.blocks if b.kind == "table"]
-    numeric = [t for t in tables
-               if sum(1 for cell in re.split(r" \| |\n", t.text) if NUMBER.match(cell.strip())) >= 4]
-    assert len(numeric) >= 3
-    assert all(" | " in t.text for t in tables)
+def test_pdf_tables_are_whole_with_their_numeric_cells(paper):
+    tables = [(i, b) for i, b in enumerate(paper.blocks) if b.kind == "table"]
+    assert len(tables) == len(TABLES)
+    for (i, block), (caption, header, rows) in zip(tables, TABLES):
+        # layout keeps the caption in the table block; pdfplumber leaves it in the block before
+        assert caption in {"layout": block, "pdfplumber": paper.blocks[i - 1]}[paper.parser].text
+        assert " | ".join(header) in block.text
+        for row in rows:
+            assert " | ".join(row) in block.text  # every row, cells in order
+        numeric = [c for c in re.split(r" \| |\n", block.text) if NUMBER.match(c.strip())]
+        assert len(numeric) == 2 * len(rows)
 
 
-def test_pdf_table_numbers_are_not_duplicated_in_prose(scitab):
-    assert scitab.parser in ("layout", "pdfplumber"), "the default PDF engines remove table regions from prose"
-    # Table 1 of the paper: the claim counts of the four datasets.
-    table = next(t for t in scitab.blocks if t.kind == "table" and "117,854" in t.text)
-    assert "1,225" in table.text and table.page == 4
-    assert not any("117,854" in b.text for b in scitab.blocks if b.kind == "prose")
+def test_pdf_table_numbers_are_not_duplicated_in_prose(paper):
+    prose = "\n".join(b.text for b in paper.blocks if b.kind == "prose")
+    for _, _, rows in TABLES:
+        for row in rows:
+            assert not [cell for cell in row[1:] if cell in prose]
+    table = next(t for t in paper.blocks if t.kind == "table" and "117,854" in t.text)
+    assert "1,225" in table.text and table.page == 1
 
 
-def test_pdf_two_column_text_is_read_column_by_column(scitab):
-    text = "\n".join(b.text for b in scitab.blocks if b.kind == "prose")
-    # Left-column sentence of the abstract continues on the next line, not
-    # interleaved with the right column.
-    if scitab.parser == "layout":
-        # The layout engine joins a paragraph's lines and the word split at the line end.
-        assert "Current scientific fact-checking benchmarks exhibit several shortcomings" in text
-    else:
-        assert "Current scientific fact-checking benchmarks ex-\nhibit several shortcomings" in text
+def test_pdf_two_column_text_is_read_column_by_column(paper):
+    text = "\n".join(b.text for b in paper.blocks if b.kind == "prose")
+    # the layout engine joins a paragraph's lines; pdfplumber keeps them
+    joiner = {"layout": " ", "pdfplumber": "\n"}[paper.parser]
+    left, right = joiner.join(ABSTRACT_LEFT), joiner.join(ABSTRACT_RIGHT)
+    assert left in text and right in text  # never interleaved line by line
+    assert text.index(left) < text.index(right)
 
 
 def test_corrupt_pdf_raises_parse_error_naming_file(tmp_path):

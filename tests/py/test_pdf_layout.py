@@ -3,9 +3,10 @@
 Each test pins one defect seen on real papers: tables with their caption and
 row labels in one chunk, figures that are not tables, a true section tree,
 clean text (hyphens, short lines, running heads), references marked, damaged
-files read in part.  The PDFs are written with the standard Helvetica fonts, so
-no font files or PDF library are needed.
+files read in part.  The PDFs are written by tests/data/make_pdfs.py (standard
+Helvetica fonts: no font files or PDF library are needed).
 """
+
 from __future__ import annotations
 
 import re
@@ -13,63 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from make_pdfs import Page, write_pdf
 from scirag import evalpdf
 from scirag.chunk import chunk_document
 from scirag.parse import ParseError, parse_file, pdf_engine_name, pdf_engines
 from scirag.pdf_layout import _clean, _join_lines, Line
-
-W, H = 612, 792
-
-
-# ---------------------------------------------------------------------------
-# A minimal PDF writer
-# ---------------------------------------------------------------------------
-
-def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
-class Page:
-    def __init__(self):
-        self.ops: list[str] = []
-
-    def text(self, x: float, top: float, s: str, size: float = 10, bold: bool = False):
-        font = "F2" if bold else "F1"
-        y = H - top - size          # top of the text box -> baseline, roughly
-        self.ops.append(f"BT /{font} {size} Tf {x:.1f} {y:.1f} Td ({_esc(s)}) Tj ET")
-        return self
-
-    def rule(self, x0: float, x1: float, top: float):
-        self.ops.append(f"0.5 w {x0:.1f} {H - top:.1f} m {x1:.1f} {H - top:.1f} l S")
-        return self
-
-
-def write_pdf(path: Path, pages: list[Page]) -> Path:
-    objs: list[bytes] = []
-    n_pages = len(pages)
-    # 1 catalog, 2 pages, 3 F1, 4 F2, then (page, content) pairs
-    kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(n_pages))
-    objs.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objs.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
-    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
-    for i, page in enumerate(pages):
-        stream = "\n".join(page.ops).encode("latin-1")
-        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {W} {H}] /Contents {6 + 2 * i} 0 R "
-                    f"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>".encode())
-        objs.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for n, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    for off in offsets:
-        out += f"{off:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
-    return path
 
 
 def prose(page: Page, top: float, lines: list[str], x: float = 72) -> float:
@@ -88,19 +37,28 @@ def paper(tmp_path: Path) -> Path:
     paragraph cut by the page break, References, then an appendix."""
     p1, p2, p3 = Page(), Page(), Page()
     for p in (p1, p2, p3):
-        p.text(200, 30, "Preprint under review at a venue", size=8)        # running head
+        p.text(200, 30, "Preprint under review at a venue", size=8)  # running head
     p1.text(150, 70, "A Study of Toy Tables", size=16, bold=True)
     p1.text(200, 95, "Ada Lovelace and Alan Turing", size=10)
     p1.text(72, 125, "Abstract", size=12, bold=True)
-    top = prose(p1, 145, [f"We study {FILL} keeps the result tables whole for later", f"questions, and {FILL} is end-",
-                          "to-end trainable and the method shows a clear hyphen-",
-                          "ation of words that were split at the line end."])
+    top = prose(
+        p1,
+        145,
+        [
+            f"We study {FILL} keeps the result tables whole for later",
+            f"questions, and {FILL} is end-",
+            "to-end trainable and the method shows a clear hyphen-",
+            "ation of words that were split at the line end.",
+        ],
+    )
     p1.text(72, top, "1 Introduction", size=12, bold=True)
-    top = prose(p1, top + 20, [f"Tables matter because {FILL} answers come from the rows of the", f"tables, so {FILL} we"])
-    p1.text(250, top, "y = f(x)")                                            # a short content line
+    top = prose(
+        p1, top + 20, [f"Tables matter because {FILL} answers come from the rows of the", f"tables, so {FILL} we"]
+    )
+    p1.text(250, top, "y = f(x)")  # a short content line
     top += 24
     p1.text(72, top, "2 Method", size=12, bold=True)
-    p1.text(72, top + 18, "2.1 Setup", size=11, bold=True)                   # two heading lines in a row
+    p1.text(72, top + 18, "2.1 Setup", size=11, bold=True)  # two heading lines in a row
     top = prose(p1, top + 40, [f"The setup is simple: {FILL} the scores are in the table below."])
     # A booktabs table, caption below it.
     p1.rule(100, 450, top)
@@ -113,8 +71,10 @@ def paper(tmp_path: Path) -> Path:
     p1.rule(100, 450, bottom)
     p1.text(100, bottom + 10, "Table 1: Accuracy of the toy models on the toy benchmark.")
     # A paragraph that runs over the page break.
-    top = prose(p1, bottom + 40, [f"After the table {FILL} so the results hold for each of the", f"models because {FILL} the"])
-    p1.text(72, 700, "1 The code is at example.org under a permissive license.", size=8)   # a footnote
+    top = prose(
+        p1, bottom + 40, [f"After the table {FILL} so the results hold for each of the", f"models because {FILL} the"]
+    )
+    p1.text(72, 700, "1 The code is at example.org under a permissive license.", size=8)  # a footnote
     top = prose(p2, 70, [f"method keeps working {FILL} finally ends here."])
     # A figure: tick labels in small type, caption below.
     for i, tick in enumerate(["0.2", "0.4", "0.6", "0.8"]):
@@ -127,8 +87,14 @@ def paper(tmp_path: Path) -> Path:
     p2.text(72, top + 18, "3.1 Main Numbers", size=11, bold=True)
     top = prose(p2, top + 40, [f"The main numbers show {FILL} ours is better than the baseline model."])
     p2.text(72, top, "References", size=12, bold=True)
-    prose(p2, top + 20, ["[1] A. Author. A paper about tables. In Proceedings of a Venue, 2020.",
-                         "[2] B. Author. Another paper about figures. Journal of Things, 2021."])
+    prose(
+        p2,
+        top + 20,
+        [
+            "[1] A. Author. A paper about tables. In Proceedings of a Venue, 2020.",
+            "[2] B. Author. Another paper about figures. Journal of Things, 2021.",
+        ],
+    )
     p3.text(72, 70, "A Extra Results", size=12, bold=True)
     p3.text(72, 88, "A.1 More Tables", size=11, bold=True)
     prose(p3, 110, [f"The appendix adds {FILL} more results that confirm the main table."])
@@ -150,6 +116,7 @@ def _bodies(chunks, kind=None):
 # Tables
 # ---------------------------------------------------------------------------
 
+
 def test_table_is_one_chunk_with_caption_header_and_labelled_rows(chunks):
     tables = [c for c in chunks if c.is_table]
     assert len(tables) == 1
@@ -157,7 +124,7 @@ def test_table_is_one_chunk_with_caption_header_and_labelled_rows(chunks):
     assert lines[0].startswith("Table 1: Accuracy of the toy models")
     assert lines[1] == "Model | Acc | F1"
     assert "Ours (large) | 75.3 | 64.0" in lines
-    assert "ResNet | 7.93 | 5.10" in lines          # a short row is content, not noise
+    assert "ResNet | 7.93 | 5.10" in lines  # a short row is content, not noise
 
 
 def test_table_rows_do_not_leak_into_prose(chunks):
@@ -176,11 +143,12 @@ def test_figure_tick_labels_are_not_a_table_and_caption_stays(chunks):
 # Section tree
 # ---------------------------------------------------------------------------
 
+
 def test_numbered_headings_nest_by_number_even_on_consecutive_lines(chunks):
     paths = [c.section_path for c in chunks if c.kind == "section"]
     assert "2 Method > 2.1 Setup" in paths
     assert "3 Results > 3.1 Main Numbers" in paths
-    assert not any("Ada Lovelace" in p or "Toy Tables" in p for p in paths)   # title and authors
+    assert not any("Ada Lovelace" in p or "Toy Tables" in p for p in paths)  # title and authors
 
 
 def test_references_are_their_own_section_and_appendix_is_top_level(chunks):
@@ -193,9 +161,21 @@ def test_references_are_their_own_section_and_appendix_is_top_level(chunks):
 
 
 def test_heading_scores_on_generated_paper(chunks):
-    truth = evalpdf.GroundTruth(headings={"toy": ["Abstract", "1 Introduction", "2 Method", "2.1 Setup",
-                                                  "3 Results", "3.1 Main Numbers", "References",
-                                                  "A Extra Results", "A.1 More Tables"]})
+    truth = evalpdf.GroundTruth(
+        headings={
+            "toy": [
+                "Abstract",
+                "1 Introduction",
+                "2 Method",
+                "2.1 Setup",
+                "3 Results",
+                "3.1 Main Numbers",
+                "References",
+                "A Extra Results",
+                "A.1 More Tables",
+            ]
+        }
+    )
     scored = evalpdf.score_paper("toy", evalpdf.records_from_chunks(chunks), truth)
     assert scored["headings_matched"] == 9 and scored["parent_ok_n"] == scored["numbered_sub"] == 3
 
@@ -203,6 +183,7 @@ def test_heading_scores_on_generated_paper(chunks):
 # ---------------------------------------------------------------------------
 # Text
 # ---------------------------------------------------------------------------
+
 
 def test_hyphens_kept_in_compounds_joined_in_split_words(chunks):
     text = " ".join(_bodies(chunks, "prose"))
@@ -233,8 +214,15 @@ def test_cid_codes_and_private_use_glyphs_removed():
 
 def test_join_lines_hyphen_rules():
     def line(t):
-        return Line(1, "full", [{"text": w, "x0": i * 10.0, "x1": i * 10 + 8.0, "top": 0.0, "bottom": 10.0,
-                                 "size": 10.0, "bold": False} for i, w in enumerate(t.split())])
+        return Line(
+            1,
+            "full",
+            [
+                {"text": w, "x0": i * 10.0, "x1": i * 10 + 8.0, "top": 0.0, "bottom": 10.0, "size": 10.0, "bold": False}
+                for i, w in enumerate(t.split())
+            ],
+        )
+
     assert _join_lines([line("chain-"), line("of-thought prompting")]) == "chain-of-thought prompting"
     assert _join_lines([line("ligno-"), line("cellulosic biomass")]) == "lignocellulosic biomass"
     assert _join_lines([line("OPT-"), line("175B model")]) == "OPT-175B model"
@@ -246,6 +234,7 @@ def test_join_lines_hyphen_rules():
 # ---------------------------------------------------------------------------
 # Engines and damaged files
 # ---------------------------------------------------------------------------
+
 
 def test_engine_interface_names_engines_and_rejects_unknown(tmp_path, monkeypatch):
     assert {"layout", "pdfplumber", "pypdf"} <= set(pdf_engines())
@@ -292,7 +281,7 @@ def test_truncated_pdf_loads_the_pages_before_the_cut_and_is_partial(tmp_path):
 def test_truncated_pdf_without_any_page_fails_naming_the_file(tmp_path):
     data = paper(tmp_path).read_bytes()
     cut = tmp_path / "stub.pdf"
-    cut.write_bytes(data[:200])            # only the first objects: no page survives
+    cut.write_bytes(data[:200])  # only the first objects: no page survives
     with pytest.raises(ParseError, match=r"stub\.pdf"):
         parse_file(cut, pdf_engine="layout")
 
@@ -301,13 +290,24 @@ def test_truncated_pdf_without_any_page_fails_naming_the_file(tmp_path):
 # Scoring core
 # ---------------------------------------------------------------------------
 
+
 def test_table_scoring_needs_caption_and_cells_on_one_line():
-    truth = {"paper": "p", "table": "Table 1", "page": 1, "caption_start": "Accuracy of the toy",
-             "cells": [{"row": "Ours (large)", "value": "75.3"}, {"row": "ResNet", "value": "7.93"}]}
-    good = evalpdf.ChunkRecord("table", "Table 1: Accuracy of the toy models.\nModel | Acc\nOurs (large) | 75.3\n"
-                                        "ResNet | 7.93", is_table=True, page_start=1)
-    split = evalpdf.ChunkRecord("table", "Table 1: Accuracy of the toy models.\nOurs (large) | ResNet\n75.3 | 7.93",
-                                is_table=True, page_start=1)
+    truth = {
+        "paper": "p",
+        "table": "Table 1",
+        "page": 1,
+        "caption_start": "Accuracy of the toy",
+        "cells": [{"row": "Ours (large)", "value": "75.3"}, {"row": "ResNet", "value": "7.93"}],
+    }
+    good = evalpdf.ChunkRecord(
+        "table",
+        "Table 1: Accuracy of the toy models.\nModel | Acc\nOurs (large) | 75.3\nResNet | 7.93",
+        is_table=True,
+        page_start=1,
+    )
+    split = evalpdf.ChunkRecord(
+        "table", "Table 1: Accuracy of the toy models.\nOurs (large) | ResNet\n75.3 | 7.93", is_table=True, page_start=1
+    )
     no_caption = evalpdf.ChunkRecord("table", "Ours (large) | 75.3\nResNet | 7.93", is_table=True, page_start=1)
     assert evalpdf.table_hits(truth, [good]) == (True, True)
     assert evalpdf.table_hits(truth, [split]) == (False, False)
@@ -330,8 +330,9 @@ def test_multi_level_header_is_flattened_into_group_slash_column():
 
     def w(text, x0, x1, top):
         return {"text": text, "x0": x0, "x1": x1, "top": top, "bottom": top + 9, "size": 9.0, "bold": False}
+
     bounds = [(100, 140), (200, 220), (260, 280), (320, 340)]
-    upper = [w("0-shot", 215, 265, 0), w("FEV", 322, 338, 0)]           # a group over 2 columns, a stacked line
+    upper = [w("0-shot", 215, 265, 0), w("FEV", 322, 338, 0)]  # a group over 2 columns, a stacked line
     inner = [w("Model", 100, 130, 12), w("acc", 202, 218, 12), w("F1", 262, 272, 12), w("ACC", 322, 338, 12)]
     assert _flatten_header([upper, inner], bounds, 10.0) == ["Model", "0-shot / acc", "0-shot / F1", "FEV ACC"]
     assert _flatten_header([inner], bounds, 10.0) == ["Model", "acc", "F1", "ACC"]
@@ -344,7 +345,17 @@ def test_letter_spaced_decimals_in_a_cell_are_one_number():
     def word(text, x0):
         return {"text": text, "x0": x0, "x1": x0 + 6 * len(text), "top": 100, "bottom": 108}
 
-    row = [word("Reptile", 10), word("65", 200), word(".", 214), word("99", 220), word("±", 236),
-           word("0", 246), word(".", 254), word("58%", 260), word("Table", 400), word("3", 432)]
+    row = [
+        word("Reptile", 10),
+        word("65", 200),
+        word(".", 214),
+        word("99", 220),
+        word("±", 236),
+        word("0", 246),
+        word(".", 254),
+        word("58%", 260),
+        word("Table", 400),
+        word("3", 432),
+    ]
     cells = _cells(row, [(0, 120), (190, 320), (390, 450)])
     assert cells == ["Reptile", "65.99 ± 0.58%", "Table 3"]

@@ -1,70 +1,31 @@
 """Citation metadata read from generated PDFs (scirag.pdfmeta): title from the largest text,
 authors under it, DOI and arXiv id patterns, year; nothing invented when nothing is there."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
+from make_pdfs import Page, write_pdf
 from scirag.pdfmeta import PdfMeta, read_pdf_meta
 
 
-# ---------------------------------------------------------------------------
-# A minimal PDF writer: Helvetica text at given sizes and positions (pdfminer knows the
-# standard-14 font metrics, so character boxes and gaps are real), optional rotated text
-# (the arXiv stamp) and an /Info dictionary. No PDF-writing dependency is needed.
-# ---------------------------------------------------------------------------
-
-def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
 def make_pdf(path: Path, pages: list[list[tuple]], info: dict | None = None) -> Path:
-    """pages: per page, items (text, size, x, y[, rotated]) in PDF points (y from the bottom).
-
-    A text may be a list of (text, size, rise) runs, for superscript marks inside a line."""
-    objects: list[bytes] = []
-
-    def add(body: str | bytes) -> int:
-        objects.append(body.encode("latin-1") if isinstance(body, str) else body)
-        return len(objects)
-
-    font = add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    pages_id = len(objects) + 1 + 2 * len(pages) + (1 if info else 0)   # reserved below
-    page_ids = []
+    """pages: per page, items (text, size, x, y[, rotated]) in PDF points (y from the bottom),
+    written by tests/data/make_pdfs.py. A text may be a list of (text, size, rise) runs, for
+    superscript marks inside a line."""
+    drawn = []
     for items in pages:
-        ops = []
-        for item in items:
-            text, size, x, y = item[:4]
-            rotated = len(item) > 4 and item[4]
-            matrix = f"0 1 -1 0 {x} {y} Tm" if rotated else f"1 0 0 1 {x} {y} Tm"
-            runs = text if isinstance(text, list) else [(text, size, 0)]
-            body = " ".join(f"/F1 {s} Tf {r} Ts ({_esc(t)}) Tj" for t, s, r in runs)
-            ops.append(f"BT {matrix} {body} ET")
-        stream = "\n".join(ops).encode("latin-1")
-        content = add(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-        page_ids.append(add(f"<< /Type /Page /Parent {pages_id} 0 R /MediaBox [0 0 612 792] "
-                            f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {content} 0 R >>"))
-    info_id = None
-    if info:
-        info_id = add("<< " + " ".join(f"/{k} ({_esc(v)})" for k, v in info.items()) + " >>")
-    assert add(f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>") == pages_id
-    catalog = add(f"<< /Type /Catalog /Pages {pages_id} 0 R >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root {catalog} 0 R"
-    trailer += f" /Info {info_id} 0 R" if info_id else ""
-    out += trailer.encode() + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref
-    path.write_bytes(bytes(out))
-    return path
+        page = Page()
+        for text, size, x, y, *rotated in items:
+            page.text_at(x, y, text, size, rotated=bool(rotated and rotated[0]))
+        drawn.append(page)
+    return write_pdf(path, drawn, info)
 
 
-BODY = [(f"Body text line {i} says that the measured straw yield was within the expected range.", 10, 72, 560 - 12 * i)
-        for i in range(12)]
+BODY = [
+    (f"Body text line {i} says that the measured straw yield was within the expected range.", 10, 72, 560 - 12 * i)
+    for i in range(12)
+]
 
 
 def paper_page(title_lines, author_lines, extra=(), stamp=None, title_size=17, author_size=11):
@@ -86,59 +47,102 @@ def paper_page(title_lines, author_lines, extra=(), stamp=None, title_size=17, a
 
 
 def test_title_authors_arxiv_doi_and_year(tmp_path):
-    pdf = make_pdf(tmp_path / "a.pdf", [paper_page(
-        ["Learning to Bale Straw with", "Recurrent Harvest Models"],
-        [[("Ada Lovelace", 11, 0), ("1,2", 7, 4), (", Grace Hopper", 11, 0), ("2", 7, 4), (" and Alan Turing", 11, 0)],
-         "1 University of Somewhere, 2 Harvest Research Lab",
-         "{ada, grace}@example.org"],
-        extra=[("Published version: https://doi.org/10.1234/straw.2019.042.", 9, 72, 60)],
-        stamp="arXiv:2101.01234v2 [cs.LG] 5 Jan 2021")])
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            paper_page(
+                ["Learning to Bale Straw with", "Recurrent Harvest Models"],
+                [
+                    [
+                        ("Ada Lovelace", 11, 0),
+                        ("1,2", 7, 4),
+                        (", Grace Hopper", 11, 0),
+                        ("2", 7, 4),
+                        (" and Alan Turing", 11, 0),
+                    ],
+                    "1 University of Somewhere, 2 Harvest Research Lab",
+                    "{ada, grace}@example.org",
+                ],
+                extra=[("Published version: https://doi.org/10.1234/straw.2019.042.", 9, 72, 60)],
+                stamp="arXiv:2101.01234v2 [cs.LG] 5 Jan 2021",
+            )
+        ],
+    )
     meta = read_pdf_meta(pdf)
     assert meta.title == "Learning to Bale Straw with Recurrent Harvest Models"
     assert meta.authors == ["Ada Lovelace", "Grace Hopper", "Alan Turing"]
     assert meta.arxiv_id == "2101.01234"
-    assert meta.doi == "10.1234/straw.2019.042"      # printed DOI wins; trailing full stop dropped
-    assert meta.year == 2021                          # from the stamp's date
+    assert meta.doi == "10.1234/straw.2019.042"  # printed DOI wins; trailing full stop dropped
+    assert meta.year == 2021  # from the stamp's date
     assert meta.found() == ["title", "authors", "year", "doi", "arxiv_id"]
 
 
 def test_subtitle_joins_title_but_author_line_does_not(tmp_path):
     # title 17 pt, subtitle 14 pt (>= 1.25 x body), authors 12 pt: only the first two are the title
-    items = [("STaR: Self-Taught Reasoner", 17, 150, 720), ("Bootstrapping Reasoning With Reasoning", 14, 130, 698),
-             ("Eric Zelikman, Yuhuai Wu", 12, 160, 660), ("Abstract", 11, 280, 630)] + BODY
+    items = [
+        ("STaR: Self-Taught Reasoner", 17, 150, 720),
+        ("Bootstrapping Reasoning With Reasoning", 14, 130, 698),
+        ("Eric Zelikman, Yuhuai Wu", 12, 160, 660),
+        ("Abstract", 11, 280, 630),
+    ] + BODY
     meta = read_pdf_meta(make_pdf(tmp_path / "s.pdf", [items]))
     assert meta.title == "STaR: Self-Taught Reasoner Bootstrapping Reasoning With Reasoning"
     assert meta.authors == ["Eric Zelikman", "Yuhuai Wu"]
 
 
 def test_hyphen_at_line_end_joins_word(tmp_path):
-    meta = read_pdf_meta(make_pdf(tmp_path / "h.pdf", [paper_page(
-        ["Self-Supervised Straw Classi-", "fication at Scale"], ["Ada Lovelace"])]))
+    meta = read_pdf_meta(
+        make_pdf(
+            tmp_path / "h.pdf", [paper_page(["Self-Supervised Straw Classi-", "fication at Scale"], ["Ada Lovelace"])]
+        )
+    )
     assert meta.title == "Self-Supervised Straw Classification at Scale"
 
 
 def test_names_in_pairs_without_separators_and_affiliations_skipped(tmp_path):
-    meta = read_pdf_meta(make_pdf(tmp_path / "p.pdf", [paper_page(
-        ["Scaling Straw Models"],
-        ["Maarten Bosma Gaurav Mishra Adam Roberts Paul Barham", "Google Research, Brain Team",
-         "University of California, Santa Barbara"])]))
+    meta = read_pdf_meta(
+        make_pdf(
+            tmp_path / "p.pdf",
+            [
+                paper_page(
+                    ["Scaling Straw Models"],
+                    [
+                        "Maarten Bosma Gaurav Mishra Adam Roberts Paul Barham",
+                        "Google Research, Brain Team",
+                        "University of California, Santa Barbara",
+                    ],
+                )
+            ],
+        )
+    )
     assert meta.authors == ["Maarten Bosma", "Gaurav Mishra", "Adam Roberts", "Paul Barham"]
 
 
 def test_old_style_arxiv_id_copyright_year_and_arxiv_doi(tmp_path):
-    meta = read_pdf_meta(make_pdf(tmp_path / "o.pdf", [paper_page(
-        ["A Classic Result on Straw"], ["Ada Lovelace"],
-        extra=[("Preprint arXiv:hep-th/9901001. Copyright 1999 the authors.", 9, 72, 60)])]))
+    meta = read_pdf_meta(
+        make_pdf(
+            tmp_path / "o.pdf",
+            [
+                paper_page(
+                    ["A Classic Result on Straw"],
+                    ["Ada Lovelace"],
+                    extra=[("Preprint arXiv:hep-th/9901001. Copyright 1999 the authors.", 9, 72, 60)],
+                )
+            ],
+        )
+    )
     assert meta.arxiv_id == "hep-th/9901001"
     assert meta.year == 1999
-    assert meta.doi == "10.48550/arXiv.hep-th/9901001"   # no printed DOI: the arXiv DOI of the id
+    assert meta.doi == "10.48550/arXiv.hep-th/9901001"  # no printed DOI: the arXiv DOI of the id
 
 
 def test_no_larger_text_means_no_title_from_layout_but_info_title_is_used(tmp_path):
     flat = make_pdf(tmp_path / "flat.pdf", [BODY])
     assert read_pdf_meta(flat).title is None
     assert read_pdf_meta(flat).authors == []
-    with_info = make_pdf(tmp_path / "info.pdf", [BODY], info={"Title": "Straw Yield Report 2020", "Author": "Ada Lovelace"})
+    with_info = make_pdf(
+        tmp_path / "info.pdf", [BODY], info={"Title": "Straw Yield Report 2020", "Author": "Ada Lovelace"}
+    )
     meta = read_pdf_meta(with_info)
     assert meta.title == "Straw Yield Report 2020"
     assert meta.authors == ["Ada Lovelace"]

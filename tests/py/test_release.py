@@ -1,5 +1,6 @@
 """scripts/check_release.py: a released Sqitch change cannot be edited in place,
 while a `sqitch rework` after the tag passes. Runs on a copy of the plan and scripts."""
+
 from __future__ import annotations
 
 import shutil
@@ -23,8 +24,9 @@ def tree(tmp_path):
 
 
 def run(tree: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(tree / "scripts" / "check_release.py"), *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(tree / "scripts" / "check_release.py"), *args], capture_output=True, text=True
+    )
 
 
 def released_function(tree: Path) -> str:
@@ -40,8 +42,7 @@ def released_function(tree: Path) -> str:
 
 
 def test_repository_as_committed_passes():
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_release.py")],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_release.py")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "unchanged" in proc.stdout
 
@@ -66,8 +67,7 @@ def test_editing_a_released_verify_script_fails(tree):
 
 def test_a_rework_after_the_tag_passes(tree):
     name = released_function(tree)
-    tag = [line.split()[0] for line in (tree / "sqitch.plan").read_text().splitlines()
-           if line.startswith("@")][-1]
+    tag = [line.split()[0] for line in (tree / "sqitch.plan").read_text().splitlines() if line.startswith("@")][-1]
     for sub in ("", "revert/", "verify/"):
         current = tree / "sql" / f"{sub}{name}.sql"
         shutil.copy(current, current.with_name(f"{Path(name).name}{tag}.sql"))

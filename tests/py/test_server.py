@@ -1,6 +1,7 @@
 """The HTTP door (`scirag serve`): the real server on the loopback against the real
 database with the demo corpus. Keys, scope, problem+json, SSE vs JSON, BYO model keys,
 rate limits, content-free logs, and MCP over streamable HTTP behind the same keys."""
+
 from __future__ import annotations
 
 import time
@@ -11,9 +12,18 @@ import pytest
 
 from scirag.server import events as ev
 from scirag.server.keys import CACHE_SECONDS
-from test_server_harness import (  # noqa: F401 - fixtures
-    RESTRICTED_DOC, RESTRICTED_QUESTION, SAMPLE_QUESTION, bearer, http, make_key, psql_evidence,
-    restricted_chunk_ids, server, server_keys)
+from test_server_harness import (
+    RESTRICTED_DOC,
+    RESTRICTED_QUESTION,
+    SAMPLE_QUESTION,
+    bearer,
+    http,
+    make_key,
+    psql_evidence,
+    restricted_chunk_ids,
+    server,
+    server_keys,
+)
 
 PROBLEM = "application/problem+json"
 
@@ -31,9 +41,17 @@ def strip_ms(x):
 # pieces without a server
 # ---------------------------------------------------------------------------
 
+
 def test_events_aggregate_to_the_answer():
-    result = {"trace": {"ms": 1}, "answer": "First claim [1]. Second one [2]! Third?", "abstained": False,
-              "citations": [{"n": 1}, {"n": 2}], "retrieval": [], "sources": [{"n": 1}], "checks": {"a": [1]}}
+    result = {
+        "trace": {"ms": 1},
+        "answer": "First claim [1]. Second one [2]! Third?",
+        "abstained": False,
+        "citations": [{"n": 1}, {"n": 2}],
+        "retrieval": [],
+        "sources": [{"n": 1}],
+        "checks": {"a": [1]},
+    }
     events = list(ev.answer_events(result))
     assert ev.aggregate(events) == result
     assert [e for e, _ in events].count("answer.delta") == 3
@@ -44,9 +62,12 @@ def test_events_aggregate_to_the_answer():
 
 def test_scope_settings_refuse_list_items_that_would_split():
     from scirag.server.service import BadRequest, Scope
+
     assert Scope(licenses=[]).settings() == [("scirag.licenses", "")]  # [] = nothing, fail closed
     assert Scope(sources=["a", "b"], exclude_retracted=True).settings() == [
-        ("scirag.sources", "a,b"), ("scirag.exclude_retracted", "on")]
+        ("scirag.sources", "a,b"),
+        ("scirag.exclude_retracted", "on"),
+    ]
     with pytest.raises(BadRequest, match="scope.sources"):
         Scope(sources=["a,b"]).settings()
 
@@ -65,6 +86,7 @@ def test_unknown_keys_are_bounded_before_they_reach_the_database():
             class Cur:
                 async def fetchone(self):
                     return None
+
             return Cur()
 
     class FakePool:
@@ -81,12 +103,14 @@ def test_unknown_keys_are_bounded_before_they_reach_the_database():
         with pytest.raises(TooManyFailures):
             await store.lookup("scirag_wrong4")
         return out
+
     assert anyio.run(main) == [None, None, None] and len(lookups) == 3
 
 
 # ---------------------------------------------------------------------------
 # keys
 # ---------------------------------------------------------------------------
+
 
 def test_no_key_is_401_problem_json(server):
     r = http(server.url + "/v1/retrieve", "POST", {"question": SAMPLE_QUESTION})
@@ -103,6 +127,7 @@ def test_no_key_is_401_problem_json(server):
 
 def test_keys_are_stored_hashed_and_admin_only(dsn, server_keys):
     import hashlib
+
     with psycopg.connect(dsn, autocommit=True) as conn:
         dump = " ".join(str(r) for r in conn.execute("SELECT t::text FROM scirag.api_keys t").fetchall())
         stored = {bytes(r[0]) for r in conn.execute("SELECT key_hash FROM scirag.api_keys").fetchall()}
@@ -116,6 +141,7 @@ def test_keys_are_stored_hashed_and_admin_only(dsn, server_keys):
 
 def test_a_key_cannot_map_to_a_role_that_escapes_rls(dsn):
     from scirag.server.keys import add_key
+
     with psycopg.connect(dsn) as conn:
         with pytest.raises(psycopg.Error, match="superuser, bypasses RLS or owns the tables"):
             add_key(conn, "pytest-server-evil", "postgres")
@@ -139,6 +165,7 @@ def test_rate_limit_per_key(server, server_keys):
 
 def test_revoked_key_is_refused(server, dsn):
     from scirag.server.keys import revoke_key
+
     key = make_key(dsn, "revoked")
     assert http(server.url + "/v1/scope", headers=bearer(key)).status == 200
     with psycopg.connect(dsn) as conn:
@@ -154,14 +181,18 @@ def test_revoked_key_is_refused(server, dsn):
 # errors
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("body,code,needle", [
-    ({"question": SAMPLE_QUESTION, "k": 0}, "invalid_request", "k"),
-    ({"question": ""}, "invalid_request", "question"),
-    ({"question": SAMPLE_QUESTION, "surprise": 1}, "invalid_request", "surprise"),
-    ({"question": SAMPLE_QUESTION, "options": {"bogus": 1}}, "invalid_argument", "bogus"),
-    ({"question": SAMPLE_QUESTION, "scope": {"licenses": ["nonsense"]}}, "invalid_argument", "nonsense"),
-    ({"question": SAMPLE_QUESTION, "scope": {"sources": ["a,b"]}}, "invalid_request", "scope.sources"),
-])
+
+@pytest.mark.parametrize(
+    "body,code,needle",
+    [
+        ({"question": SAMPLE_QUESTION, "k": 0}, "invalid_request", "k"),
+        ({"question": ""}, "invalid_request", "question"),
+        ({"question": SAMPLE_QUESTION, "surprise": 1}, "invalid_request", "surprise"),
+        ({"question": SAMPLE_QUESTION, "options": {"bogus": 1}}, "invalid_argument", "bogus"),
+        ({"question": SAMPLE_QUESTION, "scope": {"licenses": ["nonsense"]}}, "invalid_argument", "nonsense"),
+        ({"question": SAMPLE_QUESTION, "scope": {"sources": ["a,b"]}}, "invalid_request", "scope.sources"),
+    ],
+)
 def test_bad_request_is_problem_json(server, server_keys, body, code, needle):
     r = http(server.url + "/v1/retrieve", "POST", body, headers=bearer(server_keys["reader"]))
     assert r.status == 400, r.text
@@ -183,8 +214,7 @@ def test_unknown_route_and_method_are_problem_json(server, server_keys):
 
 def test_openapi_lists_the_v1_endpoints(server):
     spec = http(server.url + "/openapi.json").json()
-    for path in ("/v1/retrieve", "/v1/answer", "/v1/documents/{ref}", "/v1/chunks/{chunk_id}", "/v1/scope",
-                 "/healthz"):
+    for path in ("/v1/retrieve", "/v1/answer", "/v1/documents/{ref}", "/v1/chunks/{chunk_id}", "/v1/scope", "/healthz"):
         assert path in spec["paths"]
     assert http(server.url + "/docs").status == 200
 
@@ -192,6 +222,7 @@ def test_openapi_lists_the_v1_endpoints(server):
 # ---------------------------------------------------------------------------
 # scope: a reader key sees what scirag_reader sees from psql, never more
 # ---------------------------------------------------------------------------
+
 
 def rest_evidence(server, key, question, k=10, scope=None):
     body = {"question": question, "k": k, **({"scope": scope} if scope else {})}
@@ -224,8 +255,12 @@ def test_scope_can_narrow_never_widen(server, server_keys, dsn):
     # narrowing: excluding a document removes it
     base = http(server.url + "/v1/retrieve", "POST", {"question": SAMPLE_QUESTION}, headers=bearer(key)).json()
     top_doc = base["results"][0]["external_id"]
-    narrowed = http(server.url + "/v1/retrieve", "POST",
-                    {"question": SAMPLE_QUESTION, "scope": {"exclude_documents": [top_doc]}}, headers=bearer(key))
+    narrowed = http(
+        server.url + "/v1/retrieve",
+        "POST",
+        {"question": SAMPLE_QUESTION, "scope": {"exclude_documents": [top_doc]}},
+        headers=bearer(key),
+    )
     assert narrowed.status == 200 and top_doc not in {x["external_id"] for x in narrowed.json()["results"]}
     # an empty license list means nothing (fail closed)
     assert rest_evidence(server, key, SAMPLE_QUESTION, scope={"licenses": []}) == []
@@ -236,8 +271,10 @@ def test_chunks_and_documents_go_through_rls(server, server_keys, dsn):
     hidden = sorted(restricted_chunk_ids(dsn))
     assert http(server.url + f"/v1/chunks/{hidden[0]}", headers=bearer(key)).status == 404
     assert http(server.url + f"/v1/documents/{RESTRICTED_DOC}", headers=bearer(key)).status == 404
-    assert http(server.url + f"/v1/chunks/{hidden[0]}?licenses=restricted",
-                headers=bearer(server_keys["loader"])).status == 200
+    assert (
+        http(server.url + f"/v1/chunks/{hidden[0]}?licenses=restricted", headers=bearer(server_keys["loader"])).status
+        == 200
+    )
     top = psql_evidence(dsn, SAMPLE_QUESTION, 1)[0][1]
     c = http(server.url + f"/v1/chunks/{top}?context=1", headers=bearer(key)).json()
     assert c["chunk_id"] == top and c["section_path"] and c["line_start"] is not None
@@ -253,6 +290,7 @@ def test_chunks_and_documents_go_through_rls(server, server_keys, dsn):
 # ---------------------------------------------------------------------------
 # answers: JSON and SSE agree
 # ---------------------------------------------------------------------------
+
 
 def test_sse_aggregate_equals_json(server, server_keys):
     key = server_keys["reader"]
@@ -276,8 +314,9 @@ def test_sse_aggregate_equals_json(server, server_keys):
 
 def test_answer_never_cites_a_restricted_chunk_for_a_reader(server, server_keys, dsn):
     hidden = restricted_chunk_ids(dsn)
-    a = http(server.url + "/v1/answer", "POST", {"question": RESTRICTED_QUESTION},
-             headers=bearer(server_keys["reader"])).json()
+    a = http(
+        server.url + "/v1/answer", "POST", {"question": RESTRICTED_QUESTION}, headers=bearer(server_keys["reader"])
+    ).json()
     cited = {c["chunk_id"] for c in a["citations"]} | {r["chunk_id"] for r in a["retrieval"]}
     assert not cited & hidden
     assert "HX-40" not in a["answer"] or a["abstained"]
@@ -287,22 +326,30 @@ def test_answer_never_cites_a_restricted_chunk_for_a_reader(server, server_keys,
 # BYO model keys and content-free logs
 # ---------------------------------------------------------------------------
 
+
 def test_byo_llm_key_is_gated_and_never_stored_or_logged(server, server_keys, dsn):
     secret = "byo-" + "Zq9" * 12
     hdr = {"X-LLM-API-Key": secret}
-    refused = http(server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION},
-                   headers={**bearer(server_keys["reader"]), **hdr})
+    refused = http(
+        server.url + "/v1/answer",
+        "POST",
+        {"question": SAMPLE_QUESTION},
+        headers={**bearer(server_keys["reader"]), **hdr},
+    )
     assert refused.status == 403 and refused.json()["code"] == "byo_llm_not_allowed"
-    ok = http(server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION},
-              headers={**bearer(server_keys["byo"]), **hdr})
+    ok = http(
+        server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION}, headers={**bearer(server_keys["byo"]), **hdr}
+    )
     assert ok.status == 200, ok.text
     assert secret not in ok.text
     # nothing in the server's logs
     assert secret not in server.log()
     with psycopg.connect(dsn, autocommit=True) as conn:
         # nothing in any table of the database (every row of every table, as text)
-        tables = conn.execute("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
-                              "WHERE schemaname NOT IN ('pg_catalog', 'information_schema')").fetchall()
+        tables = conn.execute(
+            "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema')"
+        ).fetchall()
         for (t,) in tables:
             n = conn.execute(f"SELECT count(*) FROM {t} x WHERE x::text LIKE %s", (f"%{secret}%",)).fetchone()[0]
             assert n == 0, f"BYO key found in {t}"
@@ -312,6 +359,7 @@ def test_byo_llm_key_is_gated_and_never_stored_or_logged(server, server_keys, ds
         logfile = conn.execute("SELECT pg_current_logfile()").fetchone()[0]
         datadir = conn.execute("SHOW data_directory").fetchone()[0]
     from pathlib import Path
+
     candidates = [Path(datadir) / logfile] if logfile else []
     candidates += [p for p in Path(datadir).glob("*.log")]
     for p in candidates:
@@ -321,11 +369,19 @@ def test_byo_llm_key_is_gated_and_never_stored_or_logged(server, server_keys, ds
 
 def test_access_log_is_content_free(server, server_keys):
     marker = "Quokka" + "Xylophone" * 3
-    r = http(server.url + "/v1/retrieve", "POST", {"question": f"{marker} straw?"},
-             headers={**bearer(server_keys["reader"]), "X-Request-ID": "log-check-1"})
+    r = http(
+        server.url + "/v1/retrieve",
+        "POST",
+        {"question": f"{marker} straw?"},
+        headers={**bearer(server_keys["reader"]), "X-Request-ID": "log-check-1"},
+    )
     assert r.status == 200
-    http(server.url + "/v1/retrieve", "POST", {"question": marker, "options": {"bogus": 1}},
-         headers=bearer(server_keys["reader"]))
+    http(
+        server.url + "/v1/retrieve",
+        "POST",
+        {"question": marker, "options": {"bogus": 1}},
+        headers=bearer(server_keys["reader"]),
+    )
     log = server.log()
     assert "log-check-1 POST /v1/retrieve 200" in log
     assert marker not in log
@@ -335,6 +391,7 @@ def test_access_log_is_content_free(server, server_keys):
 # ---------------------------------------------------------------------------
 # MCP over streamable HTTP, behind the same keys
 # ---------------------------------------------------------------------------
+
 
 def mcp_session(url, key, fn, headers=None):
     from mcp import Client
@@ -346,6 +403,7 @@ def mcp_session(url, key, fn, headers=None):
         async with http_client:
             async with Client(streamable_http_client(url + "/mcp", http_client=http_client)) as c:
                 return await fn(c)
+
     return anyio.run(main)
 
 
@@ -376,10 +434,14 @@ def test_mcp_lists_and_calls_the_tools(server, server_keys, dsn):
 
 
 def test_mcp_needs_a_key(server):
-    r = http(server.url + "/mcp", "POST", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-             headers={"Accept": "application/json, text/event-stream"})
+    r = http(
+        server.url + "/mcp",
+        "POST",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
     assert r.status == 401 and r.headers["content-type"].startswith(PROBLEM)
-    with pytest.raises(Exception):  # noqa: B017 (the SDK wraps the 401 in its own exception types)
+    with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the 401 in its own exception types
         mcp_session(server.url, None, lambda c: c.list_tools())
 
 
@@ -390,20 +452,27 @@ def test_pooled_connection_carries_role_scope_and_byo_key_for_one_call_only(dsn,
     from scirag.server.service import LLM_KEY_SETTING, Scope, Service
 
     ident = Identity("t", "scirag_reader", True, None)
-    probe = [(f"SELECT current_user AS u, current_setting('{LLM_KEY_SETTING}', true) AS k, "
-              "scirag.current_scope() AS s, scirag.last_trace() AS t", None)]
+    probe = [
+        (
+            f"SELECT current_user AS u, current_setting('{LLM_KEY_SETTING}', true) AS k, "
+            "scirag.current_scope() AS s, scirag.last_trace() AS t",
+            None,
+        )
+    ]
 
     async def main():
         svc = Service(dsn, min_size=1, max_size=1)  # one backend: the second call reuses it
         await svc.open()
         try:
-            (first,), = await svc.run(ident, probe, scope=Scope(licenses=["public"], exclude_retracted=True),
-                                      llm_key="sek-123")
+            ((first,),) = await svc.run(
+                ident, probe, scope=Scope(licenses=["public"], exclude_retracted=True), llm_key="sek-123"
+            )
             await svc.retrieve(ident, SAMPLE_QUESTION, k=2)  # leaves a session-level trace behind
-            (second,), = await svc.run(ident, probe)
+            ((second,),) = await svc.run(ident, probe)
             async with svc.pools["scirag_reader"].connection() as conn:  # between calls: the admin login
-                idle = await (await conn.execute("SELECT current_user AS u, "
-                                                 "current_setting('scirag.licenses', true) AS l")).fetchone()
+                idle = await (
+                    await conn.execute("SELECT current_user AS u, current_setting('scirag.licenses', true) AS l")
+                ).fetchone()
             return first, second, idle
         finally:
             await svc.close()

@@ -2,6 +2,7 @@
 a free loopback port against the pytest database, make API keys, talk HTTP, and ask
 psql (a scirag_reader connection) for the reference evidence.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,7 +74,11 @@ class ServerProc:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "scirag.cli", "serve", "--dsn", dsn, "--port", str(self.port), *extra_args],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -98,6 +103,7 @@ class ServerProc:
 
 def drop_test_keys(dsn: str) -> None:
     import psycopg
+
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("DELETE FROM scirag.api_keys WHERE name LIKE %s", (KEY_PREFIX + "%",))
 
@@ -106,6 +112,7 @@ def make_key(dsn: str, suffix: str, role: str = "scirag_reader", **kw) -> str:
     import psycopg
 
     from scirag.server.keys import add_key
+
     with psycopg.connect(dsn) as conn:
         return add_key(conn, KEY_PREFIX + suffix, role, **kw)
 
@@ -113,18 +120,26 @@ def make_key(dsn: str, suffix: str, role: str = "scirag_reader", **kw) -> str:
 def psql_evidence(dsn: str, question: str, k: int = 10, role: str = "scirag_reader") -> list[tuple[int, int]]:
     """(rank, chunk_id) as a plain SQL client acting as ``role`` sees them."""
     import psycopg
+
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"SET ROLE {role}")
-        return [tuple(r) for r in conn.execute("SELECT rank, chunk_id FROM scirag.retrieve(%s, %s)",
-                                                 (question, k)).fetchall()]
+        return [
+            tuple(r)
+            for r in conn.execute("SELECT rank, chunk_id FROM scirag.retrieve(%s, %s)", (question, k)).fetchall()
+        ]
 
 
 def restricted_chunk_ids(dsn: str) -> set[int]:
     import psycopg
+
     with psycopg.connect(dsn, autocommit=True) as conn:  # superuser: sees every row
-        return {r[0] for r in conn.execute(
-            "SELECT c.id FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id "
-            "WHERE d.license = 'restricted'").fetchall()}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT c.id FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id "
+                "WHERE d.license = 'restricted'"
+            ).fetchall()
+        }
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The web page at / in a real browser: Debian's chromium, headless, driven over the
 DevTools protocol (websockets). Ask the demo's sample question, see the cited answer,
 open a citation; the restricted question shows the same evidence as psql."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,17 @@ import urllib.request
 
 import pytest
 
-from test_server_harness import (  # noqa: F401 - fixtures
-    RESTRICTED_QUESTION, SAMPLE_QUESTION, bearer, end_process, http, psql_evidence, restricted_chunk_ids, server, server_keys)
+from test_server_harness import (
+    RESTRICTED_QUESTION,
+    SAMPLE_QUESTION,
+    bearer,
+    end_process,
+    http,
+    psql_evidence,
+    restricted_chunk_ids,
+    server,
+    server_keys,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -23,14 +33,31 @@ class Browser:
 
     def __init__(self, profile_dir):
         if not CHROMIUM:
-            pytest.fail("chromium is not installed: run scripts/install_system.sh (it installs Debian's chromium)",
-                        pytrace=False)
+            pytest.fail(
+                "chromium is not installed: run scripts/install_system.sh (it installs Debian's chromium)",
+                pytrace=False,
+            )
         self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-             f"--user-data-dir={profile_dir}", "--remote-debugging-address=127.0.0.1",
-             "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                CHROMIUM,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                f"--user-data-dir={profile_dir}",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                "--remote-allow-origins=*",
+                "--window-size=1280,1000",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         port = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and port is None:
@@ -46,6 +73,7 @@ class Browser:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             page = next(t for t in json.load(r) if t["type"] == "page")
         from websockets.sync.client import connect
+
         self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10).__enter__()
         self._id = 0
         self.call("Page.enable")
@@ -83,7 +111,7 @@ class Browser:
     def close(self):
         try:
             self.ws.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         end_process(self.proc)
 
@@ -113,8 +141,9 @@ def test_page_asks_shows_cited_answer_and_opens_a_citation(browser, server, serv
     api = http(server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION}, headers=bearer(key)).json()
     shown = browser.eval("document.getElementById('answer').textContent")
     assert shown == api["answer"] and not api["abstained"]
-    links = browser.eval("[...document.querySelectorAll('#answer a.cite')]"
-                         ".map(a => [a.textContent, +a.dataset.chunkId])")
+    links = browser.eval(
+        "[...document.querySelectorAll('#answer a.cite')].map(a => [a.textContent, +a.dataset.chunkId])"
+    )
     want = {f"[{c['n']}]": c["chunk_id"] for c in api["citations"]}
     assert links and all(want[text] == cid for text, cid in links)
     rows = browser.eval("[...document.querySelectorAll('#evidence tbody tr')].map(r => +r.dataset.chunkId)")

@@ -1,5 +1,6 @@
 """`scirag ask`: SELECT scirag.answer(...) as the reader role, printed with its numbered
 sources, the mechanical checks and the (content-free) trace."""
+
 from __future__ import annotations
 
 import json
@@ -68,30 +69,49 @@ def format_answer(question: str, result: dict, width: int = 100) -> str:
     chk = result.get("checks") or {}
     verdict = [
         "citations ok" if chk.get("citations_ok") else f"citations BAD (invalid: {chk.get('invalid_citations')})",
-        (f"numbers ok ({chk.get('numbers', 0)} in answer, all in cited sources)" if chk.get("numbers_ok")
-         else f"numbers NOT in cited sources: {', '.join(chk.get('ungrounded_numbers') or [])}"),
-        (f"supports ok ({chk.get('claims', 0)} claim(s), each held by its cited source)" if chk.get("supports_ok")
-         else "supports FAILED for sentence(s) " + ", ".join(str(x) for x in chk.get("unsupported") or [])),
+        (
+            f"numbers ok ({chk.get('numbers', 0)} in answer, all in cited sources)"
+            if chk.get("numbers_ok")
+            else f"numbers NOT in cited sources: {', '.join(chk.get('ungrounded_numbers') or [])}"
+        ),
+        (
+            f"supports ok ({chk.get('claims', 0)} claim(s), each held by its cited source)"
+            if chk.get("supports_ok")
+            else "supports FAILED for sentence(s) " + ", ".join(str(x) for x in chk.get("unsupported") or [])
+        ),
     ]
     if result.get("abstained"):
         verdict.append("abstained")
     lines.append("")
     lines.append(f"checks: {'; '.join(verdict)}")
     if result.get("withheld"):
-        lines.append("withheld (no sentence passed the supports check): "
-                     + textwrap.shorten(result["withheld"]["answer"], width - 10))
-    lines.append(f"answerer: {result.get('answerer')}  intent: {result.get('intent')}"
-                 + (f"  coverage: {result['evidence']['coverage']}" if result.get("evidence") else ""))
+        lines.append(
+            "withheld (no sentence passed the supports check): "
+            + textwrap.shorten(result["withheld"]["answer"], width - 10)
+        )
+    lines.append(
+        f"answerer: {result.get('answerer')}  intent: {result.get('intent')}"
+        + (f"  coverage: {result['evidence']['coverage']}" if result.get("evidence") else "")
+    )
     comp = result.get("compression") or {}
     if comp.get("enabled"):
-        lines.append(f"compression: {comp.get('summariser')} summaries, {comp.get('summarised')} summarised, "
-                     f"{comp.get('dropped')} dropped, {comp.get('failures')} failed; tokens "
-                     f"{comp.get('tokens_before')} -> {comp.get('tokens_after')}")
+        lines.append(
+            f"compression: {comp.get('summariser')} summaries, {comp.get('summarised')} summarised, "
+            f"{comp.get('dropped')} dropped, {comp.get('failures')} failed; tokens "
+            f"{comp.get('tokens_before')} -> {comp.get('tokens_after')}"
+        )
     trace = result.get("trace") or {}
-    stages = [f"{s['stage']} {s['status']} {s['ms']}ms" + (f" n={s['candidates']}" if s.get("candidates") else "")
-              for s in trace.get("stages", [])]
-    rstages = [f"{s['stage']}:{s['status']}" for s in ((trace.get("retrieve") or {}).get("stages") or [])
-               if s["status"] != "disabled"]
-    lines.append(f"trace: {', '.join(stages)}; total {trace.get('ms')}ms"
-                 + (f" (retrieve: {' '.join(rstages)})" if rstages else ""))
+    stages = [
+        f"{s['stage']} {s['status']} {s['ms']}ms" + (f" n={s['candidates']}" if s.get("candidates") else "")
+        for s in trace.get("stages", [])
+    ]
+    rstages = [
+        f"{s['stage']}:{s['status']}"
+        for s in ((trace.get("retrieve") or {}).get("stages") or [])
+        if s["status"] != "disabled"
+    ]
+    lines.append(
+        f"trace: {', '.join(stages)}; total {trace.get('ms')}ms"
+        + (f" (retrieve: {' '.join(rstages)})" if rstages else "")
+    )
     return "\n".join(lines)

@@ -27,16 +27,19 @@ blocks become prose chunks marked is_reference.
 Line numbers are tracked per source line through normalisation, so every
 chunk knows the exact span of source lines its own text came from.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass, field
 
+from scirag_helpers import text as text_rules
+
 from .parse import CELL_SEP, Block, ParsedDocument
 
-NOISE_CHARS = 20            # paragraphs shorter than this are extraction noise
-TABLE_CARRY_ROWS = 2        # a table hands at most this many rows to the next prose chunk
+NOISE_CHARS = 20  # paragraphs shorter than this are extraction noise
+TABLE_CARRY_ROWS = 2  # a table hands at most this many rows to the next prose chunk
 PARA_SEP = "\n\n"
 
 # Parsers that mark headings themselves; guessing on top of them only adds
@@ -47,7 +50,7 @@ _STRUCTURED_PARSERS = {"markdown", "html", "docling", "layout"}
 # caption from the text around them, hand no rows to the next prose chunk, and
 # no short paragraph is dropped as noise (an equation or a result line is content).
 _COMPLETE_TABLE_PARSERS = {"layout"}
-TABLE_HEAD_LINES = 2        # caption and (flattened) header line of a complete table
+TABLE_HEAD_LINES = 2  # caption and (flattened) header line of a complete table
 # A table is read as a whole (a claim compares rows); it is split by rows only
 # past this multiple of the prose target, with caption and header repeated.
 TABLE_TARGET_FACTOR = 2.5
@@ -56,7 +59,7 @@ TABLE_TARGET_FACTOR = 2.5
 @dataclass
 class Chunk:
     ordinal: int
-    kind: str                   # 'section' | 'prose' | 'table' (references: prose with is_reference)
+    kind: str  # 'section' | 'prose' | 'table' (references: prose with is_reference)
     level: int
     parent_ordinal: int | None
     section_path: str
@@ -88,6 +91,7 @@ def count_tokens(text: str) -> int:
 # Spans: (line_start, line_end, page_start, page_end), any part may be None
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Span:
     line_start: int | None = None
@@ -102,8 +106,12 @@ class _Span:
         def hi(a, b):
             return b if a is None else a if b is None else max(a, b)
 
-        return _Span(lo(self.line_start, other.line_start), hi(self.line_end, other.line_end),
-                     lo(self.page_start, other.page_start), hi(self.page_end, other.page_end))
+        return _Span(
+            lo(self.line_start, other.line_start),
+            hi(self.line_end, other.line_end),
+            lo(self.page_start, other.page_start),
+            hi(self.page_end, other.page_end),
+        )
 
 
 def _span_of(spans) -> _Span:
@@ -117,6 +125,7 @@ def _span_of(spans) -> _Span:
 # Normalisation on numbered lines
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Line:
     text: str
@@ -125,7 +134,9 @@ class _Line:
 
 _PAGE_NUMBER = re.compile(
     r"^\s*(?:(?:page|p\.)\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?\s*$"
-    r"|^\s*[-–—]\s*\d{1,4}\s*[-–—]\s*$", re.IGNORECASE)
+    r"|^\s*[-–—]\s*\d{1,4}\s*[-–—]\s*$",
+    re.IGNORECASE,
+)
 _LINE_END_HYPHEN = re.compile(r"(\S*[A-Za-z])-$")
 
 
@@ -192,10 +203,34 @@ def normalize_text(text: str) -> str:
 # ---------------------------------------------------------------------------
 
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){1,3})\.?\s+(\S.*)$")
-_APPENDIX = re.compile(r"^([A-Z])\.?\s+(\S.*)$")      # "A Claim Extraction Procedure"
+_APPENDIX = re.compile(r"^([A-Z])\.?\s+(\S.*)$")  # "A Claim Extraction Procedure"
 _NUMBER_TOKEN = re.compile(r"^[(\[]?[-+−±~<>≈$€£]?\d[\d,]*(?:\.\d+)?(?:[%‰)\]]|[a-zA-Z]{0,2})?$|^[—–-]$")
-_SMALL_WORDS = {"a", "an", "and", "as", "at", "by", "de", "for", "from", "in", "into", "of", "on",
-                "or", "per", "the", "to", "via", "vs", "vs.", "with", "without", "versus", "und"}
+_SMALL_WORDS = {
+    "a",
+    "an",
+    "and",
+    "as",
+    "at",
+    "by",
+    "de",
+    "for",
+    "from",
+    "in",
+    "into",
+    "of",
+    "on",
+    "or",
+    "per",
+    "the",
+    "to",
+    "via",
+    "vs",
+    "vs.",
+    "with",
+    "without",
+    "versus",
+    "und",
+}
 _CAPTION = re.compile(r"^(table|figure|fig\.|chart|plate)\s*\d", re.IGNORECASE)
 # A table's caption belongs to the table: "Table 2: ..." before (or right after) it.
 _TABLE_CAPTION = re.compile(r"^(table|tab\.)\s*([0-9]+|[ivxlc]+)\b", re.IGNORECASE)
@@ -219,7 +254,7 @@ def _numbered_heading(line: str) -> int | None:
     if not title[0].isupper() or len(words) > 12 or len(title) > 100:
         return None
     if title.endswith((".", ",", ";")) or _numeric_count(words) >= 2:
-        return None         # a sentence ("1.1 Million tonnes were ...") or a table row
+        return None  # a sentence ("1.1 Million tonnes were ...") or a table row
     if number.split(".")[0] == "0":
         return None
     return min(6, number.count(".") + 1)
@@ -265,7 +300,7 @@ def _title_case_heading(line: str) -> bool:
     if "et al" in text or _numeric_count(words) >= 2 or sum(c.isalpha() for c in text) < 4:
         return False
     if not _wordy(text) or re.search(r"(^|\s)[A-Z]\.(\s|$)", text):
-        return False            # initials: a byline ("J. P. Laskowski"), not a heading
+        return False  # initials: a byline ("J. P. Laskowski"), not a heading
     significant = [w for w in words if w.lower().strip("():,") not in _SMALL_WORDS]
     if not significant:
         return False
@@ -333,7 +368,7 @@ def _table_text(lines: list[str], kinds: list[str]) -> str:
             cells = re.split(r" {2,}", text)
         elif kind == "numeric":
             cells = _numeric_row_cells(text)
-        else:                                   # header joined to a numeric grid
+        else:  # header joined to a numeric grid
             cells = text.split()
         rows.append(CELL_SEP.join(cells))
     return "\n".join(rows)
@@ -364,8 +399,12 @@ def _table_runs(lines: list[_Line]) -> list[tuple[int, int, list[str]]]:
             start, run_kinds = i, kinds[i:j]
             # A numeric grid's header row has words only; take the line just
             # above when it has as many tokens as the first data row.
-            if (run_kinds[0] == "numeric" and i > 0 and kinds[i - 1] is None
-                    and len(lines[i - 1].text.split()) == len(lines[i].text.split())):
+            if (
+                run_kinds[0] == "numeric"
+                and i > 0
+                and kinds[i - 1] is None
+                and len(lines[i - 1].text.split()) == len(lines[i].text.split())
+            ):
                 start, run_kinds = i - 1, ["header"] + run_kinds
             runs.append((start, j, run_kinds))
         i = j
@@ -376,14 +415,15 @@ def _table_runs(lines: list[_Line]) -> list[tuple[int, int, list[str]]]:
 # Units: the document as a flat list of headings, tables and paragraphs
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Unit:
-    kind: str                       # 'heading' | 'table' | 'para'
+    kind: str  # 'heading' | 'table' | 'para'
     lines: list[_Line]
     text: str
-    level: int | None = None        # parser headings: the level; heuristic: see heading_source
-    heading_source: str | None = None   # 'parser' | 'numbered' | 'caps' | 'title'
-    reference: bool = False         # from a 'reference' block (bibliography)
+    level: int | None = None  # parser headings: the level; heuristic: see heading_source
+    heading_source: str | None = None  # 'parser' | 'numbered' | 'caps' | 'title'
+    reference: bool = False  # from a 'reference' block (bibliography)
 
     @property
     def span(self) -> _Span:
@@ -392,8 +432,9 @@ class _Unit:
 
 def _block_units(block: Block, detect_headings: bool, min_chars: int = NOISE_CHARS) -> list[_Unit]:
     if block.kind == "reference":
-        units = _block_units(Block("prose", block.text, None, block.page, block.line_start, block.line_end),
-                             detect_headings, min_chars)
+        units = _block_units(
+            Block("prose", block.text, None, block.page, block.line_start, block.line_end), detect_headings, min_chars
+        )
         for u in units:
             u.reference = True
         return units
@@ -452,7 +493,7 @@ def _text_units(lines: list[_Line], detect_headings: bool, min_chars: int = NOIS
             # counts: clearly shorter than the text it introduces (a wrapped
             # line of prose fills the width) and not the start of a list.
             second = lines[1].text.strip()
-            ratio = 0.7 if kind[0] == "title" else 0.9     # numbers and capitals are stronger cues
+            ratio = 0.7 if kind[0] == "title" else 0.9  # numbers and capitals are stronger cues
             if len(first) >= ratio * len(second) or (kind[0] == "numbered" and _NUMBERED.match(second)):
                 kind = None
         if kind:
@@ -467,58 +508,20 @@ def _text_units(lines: list[_Line], detect_headings: bool, min_chars: int = NOIS
 
 
 # ---------------------------------------------------------------------------
-# Sentences
-# ---------------------------------------------------------------------------
-
-_ABBREVIATIONS = {
-    "e.g", "i.e", "al", "fig", "figs", "eq", "eqs", "tab", "no", "nos", "vs", "cf", "approx",
-    "ca", "dr", "mr", "mrs", "ms", "prof", "st", "sec", "ref", "refs", "vol", "pp", "resp",
-    "incl", "dept", "univ", "est", "min", "max", "avg", "jan", "feb", "mar", "apr", "jun",
-    "jul", "aug", "sep", "sept", "oct", "nov", "dec", "inc", "ltd", "co", "corp", "etc.,",
-}
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
-
-
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of sentences; abbreviations, initials and decimals
-    ('e.g.', 'et al.', 'Fig. 2', 'J. Smith', '1.1') do not end a sentence."""
-    spans, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        end = m.end()
-        if end >= len(text):
-            break
-        following = text[end]
-        if not (following.isupper() or following.isdigit() or following in "\"'“‘(["):
-            continue
-        if text[m.start()] == ".":
-            word = re.search(r"(\S+)$", text[start:m.start()])
-            word = word.group(1).lstrip("([\"'“").lower() if word else ""
-            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-                continue
-        spans.append((start, m.start() + len(m.group(0).rstrip())))
-        start = end
-    if text[start:].strip():
-        spans.append((start, len(text.rstrip())))
-    return spans
-
-
-def split_sentences(text: str) -> list[str]:
-    return [text[a:b].strip() for a, b in _sentence_spans(text) if text[a:b].strip()]
-
-
-# ---------------------------------------------------------------------------
 # Prose packing with overlap
 # ---------------------------------------------------------------------------
+
 
 @dataclass
 class _Piece:
     text: str
     span: _Span
-    continues: bool = False      # continues the previous piece's paragraph
+    continues: bool = False  # continues the previous piece's paragraph
 
 
 def _para_pieces(unit: _Unit, target: int) -> list[_Piece]:
-    """A paragraph as one piece, or as sentence pieces when it exceeds target."""
+    """A paragraph as one piece, or as sentence pieces when it exceeds target (the
+    one sentence splitter of loader, answer checks, graph and SQL: scirag_helpers.text)."""
     if count_tokens(unit.text) <= target:
         return [_Piece(unit.text, unit.span)]
     # Character offset of each line inside unit.text, to map sentences to lines.
@@ -527,7 +530,7 @@ def _para_pieces(unit: _Unit, target: int) -> list[_Piece]:
         offsets.append(pos)
         pos += len(line.text.strip()) + 1
     pieces: list[_Piece] = []
-    for a, b in _sentence_spans(unit.text):
+    for a, b in text_rules.sentence_spans(unit.text):
         sentence = unit.text[a:b].strip()
         if not sentence:
             continue
@@ -574,7 +577,7 @@ def _tail_sentences(text: str, overlap: int) -> str:
     # the text, so paragraph breaks inside it survive.
     starts = []
     for para in re.finditer(r"(?:(?!\n\n).)+", text, re.DOTALL):
-        starts.extend(para.start() + a for a, _ in _sentence_spans(para.group(0)))
+        starts.extend(para.start() + a for a, _ in text_rules.sentence_spans(para.group(0)))
     cut = None
     for start in reversed(starts):
         if count_tokens(text[start:]) > overlap:
@@ -621,6 +624,7 @@ def _table_tail(table_text: str) -> str:
 # The chunker
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Section:
     ordinal: int
@@ -637,7 +641,7 @@ class _Builder:
 
     def __init__(self, title: str, target: int, overlap: int, complete_tables: bool = False):
         self.complete_tables = complete_tables
-        self.reference = False               # the buffered paragraphs are bibliography entries
+        self.reference = False  # the buffered paragraphs are bibliography entries
         self.title = (title or "").strip()
         self.target = max(1, target)
         # Overlap must leave room for new text, or chunks would only repeat.
@@ -645,10 +649,10 @@ class _Builder:
         self.chunks: list[Chunk] = []
         self.stack: list[_Section] = []
         self.sections: list[_Section] = []
-        self.buffer: list[_Unit] = []        # paragraphs waiting to be packed
-        self.carry: str = ""                 # overlap for the next prose chunk
-        self.carry_is_prose = False          # False: table rows, which stay a block of their own
-        self.table_open = False              # the last unit was a table without a caption
+        self.buffer: list[_Unit] = []  # paragraphs waiting to be packed
+        self.carry: str = ""  # overlap for the next prose chunk
+        self.carry_is_prose = False  # False: table rows, which stay a block of their own
+        self.table_open = False  # the last unit was a table without a caption
 
     # -- structure ------------------------------------------------------------
     @property
@@ -682,25 +686,47 @@ class _Builder:
     def heading(self, unit: _Unit):
         self.table_open = False
         self.flush_prose()
-        self.carry = ""                      # never carry overlap across a heading
+        self.carry = ""  # never carry overlap across a heading
         level = self._heading_level(unit)
         while self.stack and self.stack[-1].level >= level:
             self.stack.pop()
         self._record(unit.text, unit.span)
         parent = self._parent()
-        section = _Section(len(self.chunks), level, unit.text, unit.heading_source or "parser",
-                           " > ".join([s.heading for s in self.stack] + [unit.text]),
-                           parts=[unit.text], span=unit.span)
+        section = _Section(
+            len(self.chunks),
+            level,
+            unit.text,
+            unit.heading_source or "parser",
+            " > ".join([s.heading for s in self.stack] + [unit.text]),
+            parts=[unit.text],
+            span=unit.span,
+        )
         # Placeholder; the body is known only when the section closes.
-        self.chunks.append(Chunk(section.ordinal, "section", level, parent, section.path, unit.text,
-                                 False, "", "", 0, None, None, None, None))
+        self.chunks.append(
+            Chunk(
+                section.ordinal,
+                "section",
+                level,
+                parent,
+                section.path,
+                unit.text,
+                False,
+                "",
+                "",
+                0,
+                None,
+                None,
+                None,
+                None,
+            )
+        )
         self.stack.append(section)
         self.sections.append(section)
 
     def table(self, unit: _Unit):
         if self.complete_tables:
             self.flush_prose()
-            self.carry = ""                  # table rows never leak into prose
+            self.carry = ""  # table rows never leak into prose
             self._record(unit.text, unit.span)
             for part in _split_table(unit.text, int(TABLE_TARGET_FACTOR * self.target)):
                 self._emit("table", part, unit.span)
@@ -716,7 +742,7 @@ class _Builder:
             self._emit("table", caption.text + PARA_SEP + unit.text, caption.span.merge(unit.span))
         self.carry = _table_tail(unit.text)
         self.carry_is_prose = False
-        self.table_open = caption is None    # a caption may still follow the table
+        self.table_open = caption is None  # a caption may still follow the table
 
     def paragraph(self, unit: _Unit):
         if unit.reference != self.reference:
@@ -737,7 +763,11 @@ class _Builder:
         table.content = self._content(table.section_path, table.body)
         table.token_count = count_tokens(table.content)
         table.line_start, table.line_end, table.page_start, table.page_end = (
-            span.line_start, span.line_end, span.page_start, span.page_end)
+            span.line_start,
+            span.line_end,
+            span.page_start,
+            span.page_end,
+        )
 
     # -- prose packing ----------------------------------------------------------
     def flush_prose(self):
@@ -772,35 +802,51 @@ class _Builder:
 
     def _emit(self, kind: str, body: str, span: _Span):
         content = self._content(self.path, body)
-        self.chunks.append(Chunk(len(self.chunks), kind, self._content_level(), self._parent(), self.path,
-                                 None, kind == "table", body, content, count_tokens(content),
-                                 span.line_start, span.line_end, span.page_start, span.page_end,
-                                 is_reference=kind == "prose" and self.reference))
+        self.chunks.append(
+            Chunk(
+                len(self.chunks),
+                kind,
+                self._content_level(),
+                self._parent(),
+                self.path,
+                None,
+                kind == "table",
+                body,
+                content,
+                count_tokens(content),
+                span.line_start,
+                span.line_end,
+                span.page_start,
+                span.page_end,
+                is_reference=kind == "prose" and self.reference,
+            )
+        )
 
     def _content(self, path: str, body: str) -> str:
-        # Documents often open with their title as an H1; say it once.
-        if self.title and (path == self.title or path.startswith(self.title + " > ")):
-            path = path[len(self.title) + 3:]
-        head = "\n".join(p for p in (self.title, path) if p)
-        return f"{head}{PARA_SEP}{body}" if head else body
+        # The prefix is built in one place (text_rules.chunk_head); chunks.body keeps
+        # the body so nothing ever strips it again.
+        return text_rules.chunk_content(self.title, path, body)
 
     # -- finish -------------------------------------------------------------------
     def finish(self) -> list[Chunk]:
         self.flush_prose()
         for section in self.sections:
-            body = PARA_SEP.join(section.parts)        # parts[0] is the heading line
+            body = PARA_SEP.join(section.parts)  # parts[0] is the heading line
             chunk = self.chunks[section.ordinal]
             chunk.body = body
             chunk.content = self._content(section.path, body)
             chunk.token_count = count_tokens(chunk.content)
             s = section.span
             chunk.line_start, chunk.line_end, chunk.page_start, chunk.page_end = (
-                s.line_start, s.line_end, s.page_start, s.page_end)
+                s.line_start,
+                s.line_end,
+                s.page_start,
+                s.page_end,
+            )
         return self.chunks
 
 
-def chunk_document(doc: ParsedDocument, title: str, target_tokens: int = 800,
-                   overlap_tokens: int = 150) -> list[Chunk]:
+def chunk_document(doc: ParsedDocument, title: str, target_tokens: int = 800, overlap_tokens: int = 150) -> list[Chunk]:
     """Chunk a parsed document; returns [] when it has no usable text."""
     detect_headings = doc.parser not in _STRUCTURED_PARSERS
     complete = doc.parser in _COMPLETE_TABLE_PARSERS
@@ -824,6 +870,6 @@ def content_hash(chunks: list[Chunk]) -> str:
     """SHA-256 over the chunked text, independent of file name and title, so
     the same content ingested twice is recognised as a duplicate."""
     bodies = [c.body for c in chunks if c.kind != "section"]
-    if not bodies:                      # a document of headings only
+    if not bodies:  # a document of headings only
         bodies = [c.body for c in chunks]
     return hashlib.sha256("\n\x1e\n".join(bodies).encode("utf-8")).hexdigest()

@@ -5,6 +5,7 @@ scirag.preset_set / scirag.preset_delete. Validation happens in the database
 (scirag.preset_validate), so the CLI and SQL clients can never disagree on what
 a valid preset is.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,6 @@ import typer
 
 from scirag import db
 from scirag.cli_options import DsnOption
-
-preset_app = typer.Typer(no_args_is_help=True, help="Named retrieval / consolidation / augmentation presets.")
-
 
 
 def _fail(exc: Exception) -> None:
@@ -41,9 +39,7 @@ def _parse_param(item: str) -> tuple[str, str, object]:
     return section.strip(), key.strip(), value
 
 
-@preset_app.command("list")
-def preset_list(dsn: Optional[str] = DsnOption,
-                as_json: bool = typer.Option(False, "--json", help="print JSON rows")):
+def preset_list(dsn: Optional[str] = DsnOption, as_json: bool = typer.Option(False, "--json", help="print JSON rows")):
     """List the presets with their descriptions and what they override."""
     try:
         with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
@@ -51,8 +47,12 @@ def preset_list(dsn: Optional[str] = DsnOption,
     except psycopg.Error as exc:
         _fail(exc)
     if as_json:
-        print(json.dumps([{"name": n, "description": d, "updated_at": u.isoformat(), "overrides": o}
-                          for n, d, u, o in rows], indent=2))
+        print(
+            json.dumps(
+                [{"name": n, "description": d, "updated_at": u.isoformat(), "overrides": o} for n, d, u, o in rows],
+                indent=2,
+            )
+        )
         return
     for name, description, _updated, overrides in rows:
         keys = [f"{s}.{k}" for s, sec in overrides.items() for k in sec]
@@ -61,7 +61,6 @@ def preset_list(dsn: Optional[str] = DsnOption,
             print(f"{'':<20} overrides: {', '.join(keys)}")
 
 
-@preset_app.command("show")
 def preset_show(name: str = typer.Argument(..., help="preset name"), dsn: Optional[str] = DsnOption):
     """Print a preset's complete configuration (defaults filled in) as JSON."""
     try:
@@ -72,16 +71,18 @@ def preset_show(name: str = typer.Argument(..., help="preset name"), dsn: Option
     print(json.dumps(config, indent=2, sort_keys=True))
 
 
-@preset_app.command("set")
-def preset_set(name: str = typer.Argument(..., help="preset name"),
-               config: Optional[str] = typer.Option(None, "--config", help="the overrides as a JSON object"),
-               file: Optional[Path] = typer.Option(None, "--file", exists=True, dir_okay=False,
-                                                   help="read the overrides from a JSON file"),
-               param: list[str] = typer.Option([], "--param", "-p",
-                                               help="section.key=value, applied on top (repeatable)"),
-               description: Optional[str] = typer.Option(None, "--description", "-d",
-                                                         help="what the preset is for (kept when omitted)"),
-               dsn: Optional[str] = DsnOption):
+def preset_set(
+    name: str = typer.Argument(..., help="preset name"),
+    config: Optional[str] = typer.Option(None, "--config", help="the overrides as a JSON object"),
+    file: Optional[Path] = typer.Option(
+        None, "--file", exists=True, dir_okay=False, help="read the overrides from a JSON file"
+    ),
+    param: list[str] = typer.Option([], "--param", "-p", help="section.key=value, applied on top (repeatable)"),
+    description: Optional[str] = typer.Option(
+        None, "--description", "-d", help="what the preset is for (kept when omitted)"
+    ),
+    dsn: Optional[str] = DsnOption,
+):
     """Create or update a preset (as the loader role). Without --config/--file the
     stored overrides are kept and --param edits them."""
     if config is not None and file is not None:
@@ -93,7 +94,9 @@ def preset_set(name: str = typer.Argument(..., help="preset name"),
                 try:
                     overrides = json.loads(config if config is not None else file.read_text(encoding="utf-8"))
                 except json.JSONDecodeError as exc:
-                    typer.echo(f"error: the configuration is not valid JSON ({exc.msg} at position {exc.pos})", err=True)
+                    typer.echo(
+                        f"error: the configuration is not valid JSON ({exc.msg} at position {exc.pos})", err=True
+                    )
                     raise typer.Exit(1) from None
             else:
                 row = conn.execute("SELECT config FROM scirag.presets WHERE name = %s", (name,)).fetchone()
@@ -106,8 +109,9 @@ def preset_set(name: str = typer.Argument(..., help="preset name"),
                 if not isinstance(overrides[section], dict):
                     overrides[section] = {}
                 overrides[section][key] = value
-            full = conn.execute("SELECT scirag.preset_set(%s, %s, %s)",
-                                (name, json.dumps(overrides), description)).fetchone()[0]
+            full = conn.execute(
+                "SELECT scirag.preset_set(%s, %s, %s)", (name, json.dumps(overrides), description)
+            ).fetchone()[0]
             conn.commit()
     except psycopg.Error as exc:
         _fail(exc)
@@ -115,7 +119,6 @@ def preset_set(name: str = typer.Argument(..., help="preset name"),
     print(json.dumps(full, indent=2, sort_keys=True))
 
 
-@preset_app.command("delete")
 def preset_delete(name: str = typer.Argument(..., help="preset name"), dsn: Optional[str] = DsnOption):
     """Delete a preset (as the loader role)."""
     try:

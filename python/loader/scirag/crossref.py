@@ -19,6 +19,7 @@ relations: ``update-to`` on a notice (it updates the listed DOI) and ``updated-b
 on the updated work (Crossmark updates and, since 2025, Retraction Watch records,
 each with ``type``, ``DOI``, ``source``, ``label`` and ``updated``).
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -36,8 +37,17 @@ BASE_URL = "https://api.crossref.org"
 # Update types after which the work no longer stands (Crossref's update-type list);
 # corrections and expressions of concern are recorded but do not retract.
 RETRACTING_TYPES = {"retraction", "withdrawal", "removal"}
-NOTICE_TYPES = RETRACTING_TYPES | {"partial_retraction", "expression_of_concern", "correction", "erratum",
-                                   "corrigendum", "addendum", "clarification", "new_version", "new_edition"}
+NOTICE_TYPES = RETRACTING_TYPES | {
+    "partial_retraction",
+    "expression_of_concern",
+    "correction",
+    "erratum",
+    "corrigendum",
+    "addendum",
+    "clarification",
+    "new_version",
+    "new_edition",
+}
 DOI_RE = re.compile(r"^10\.\d{4,9}/\S+$")
 USER_AGENT = "scirag/1.0 (https://example.invalid/scirag"
 
@@ -58,6 +68,7 @@ def normalize_doi(value: str | None) -> str | None:
 @dataclass
 class Fetch:
     """Outcome of one lookup: status ok (message set), not_found, or error (error set)."""
+
     doi: str
     status: str
     message: dict | None = None
@@ -71,11 +82,11 @@ class CrossrefClient:
     session: Any = None
     mailto: str | None = None
     base_url: str = BASE_URL
-    min_interval: float = 0.2          # seconds between requests (5/s, under the polite-pool limit)
-    timeout: tuple[float, float] = (5.0, 30.0)   # connect, read
+    min_interval: float = 0.2  # seconds between requests (5/s, under the polite-pool limit)
+    timeout: tuple[float, float] = (5.0, 30.0)  # connect, read
     max_retries: int = 4
-    backoff: float = 1.0               # first backoff; doubles per retry
-    max_wait: float = 60.0             # never sleep longer than this for one retry
+    backoff: float = 1.0  # first backoff; doubles per retry
+    max_wait: float = 60.0  # never sleep longer than this for one retry
     cache_dir: Path | None = None
     cache_ttl: float = 7 * 86400.0
     sleep: Callable[[float], None] = time.sleep
@@ -106,6 +117,7 @@ class CrossrefClient:
     def _session(self):
         if self.session is None:
             import requests
+
             self.session = requests.Session()
         return self.session
 
@@ -123,7 +135,7 @@ class CrossrefClient:
 
     def _retry_after(self, value: str | None, attempt: int) -> float:
         """Seconds to wait: Retry-After (seconds or an HTTP date) when given, else backoff."""
-        wait = self.backoff * (2 ** attempt)
+        wait = self.backoff * (2**attempt)
         if value:
             value = value.strip()
             if value.isdigit():
@@ -208,16 +220,17 @@ class CrossrefClient:
             return
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key, "status": status, "body": body, "stored_at": time.time()}),
-                       encoding="utf-8")
-        tmp.replace(p)   # atomic: a crash never leaves half an entry
+        tmp.write_text(
+            json.dumps({"key": key, "status": status, "body": body, "stored_at": time.time()}), encoding="utf-8"
+        )
+        tmp.replace(p)  # atomic: a crash never leaves half an entry
 
     def _cached_get(self, key: str, path: str, params: dict | None = None, use_cache: bool = True):
         entry = self._cache_get(key) if use_cache else None
         if entry is not None:
             return entry["status"], entry["body"], 0, True
         status, body, attempts = self.get_json(path, params)
-        self._cache_put(key, status, body)   # 404s too: a missing DOI is an answer
+        self._cache_put(key, status, body)  # 404s too: a missing DOI is an answer
         return status, body, attempts, False
 
     # -- API ---------------------------------------------------------------------------
@@ -228,7 +241,8 @@ class CrossrefClient:
             return Fetch(doi=str(doi), status="error", error=f"not a DOI: {doi!r}")
         try:
             status, body, attempts, cached = self._cached_get(
-                f"works/{norm}", "/works/" + quote(norm, safe="/"), None, use_cache)
+                f"works/{norm}", "/works/" + quote(norm, safe="/"), None, use_cache
+            )
         except CrossrefError as exc:
             return Fetch(doi=norm, status="error", error=str(exc))
         if status == 404:
@@ -238,17 +252,27 @@ class CrossrefClient:
             return Fetch(doi=norm, status="error", error="response is not a Crossref work message", attempts=attempts)
         return Fetch(doi=norm, status="ok", message=msg, cached=cached, attempts=attempts)
 
-    def search(self, title: str, author: str | None = None, year: int | None = None,
-               use_cache: bool = True, min_similarity: float = 0.92) -> Fetch:
+    def search(
+        self,
+        title: str,
+        author: str | None = None,
+        year: int | None = None,
+        use_cache: bool = True,
+        min_similarity: float = 0.92,
+    ) -> Fetch:
         """The work a document without DOI most likely is: a bibliographic query on title
         (and first author's family name), accepted only when the best item's title matches
         after normalisation (similarity >= min_similarity) and, when both are known, the
         years agree. Anything less is not_found: a wrong DOI would be worse than none."""
         import difflib
+
         if not title or not title.strip():
             return Fetch(doi="", status="error", error="no title to search by")
-        params = {"query.bibliographic": title.strip()[:300], "rows": 5,
-                  "select": "DOI,title,issued,published,author,type"}
+        params = {
+            "query.bibliographic": title.strip()[:300],
+            "rows": 5,
+            "select": "DOI,title,issued,published,author,type",
+        }
         family = (author or "").replace(",", " ").split()[-1:] if author else []
         if family:
             params["query.author"] = family[0]
@@ -257,7 +281,9 @@ class CrossrefClient:
             status, body, attempts, cached = self._cached_get(key, "/works", params, use_cache)
         except CrossrefError as exc:
             return Fetch(doi="", status="error", error=str(exc))
-        items = ((body or {}).get("message") or {}).get("items") or [] if status == 200 and isinstance(body, dict) else []
+        items = (
+            ((body or {}).get("message") or {}).get("items") or [] if status == 200 and isinstance(body, dict) else []
+        )
         want = title_key(title)
         best, best_score = None, 0.0
         for item in items:
@@ -280,7 +306,8 @@ class CrossrefClient:
         if norm is None:
             return []
         status, body, _, _ = self._cached_get(
-            f"updates/{norm}", "/works", {"filter": f"updates:{norm}", "rows": 20}, use_cache)
+            f"updates/{norm}", "/works", {"filter": f"updates:{norm}", "rows": 20}, use_cache
+        )
         if status != 200 or not isinstance(body, dict):
             return []
         items = (body.get("message") or {}).get("items") or []
@@ -290,6 +317,7 @@ class CrossrefClient:
 # ---------------------------------------------------------------------------------------
 # The sparse record kept in documents.crossref
 # ---------------------------------------------------------------------------------------
+
 
 def title_key(title: str) -> str:
     """Title compared for a bibliographic match: lower case, alphanumeric words only."""
@@ -320,8 +348,13 @@ def _update(u: dict, own_doi: str) -> dict | None:
     kind = str(u.get("type") or "").strip().lower().replace("-", "_").replace(" ", "_")
     if not kind:
         return None
-    entry = {"type": kind, "doi": normalize_doi(u.get("DOI")), "source": u.get("source"),
-             "label": u.get("label"), "date": partial_date(u.get("updated"))}
+    entry = {
+        "type": kind,
+        "doi": normalize_doi(u.get("DOI")),
+        "source": u.get("source"),
+        "label": u.get("label"),
+        "date": partial_date(u.get("updated")),
+    }
     return {k: v for k, v in entry.items() if v is not None}
 
 
@@ -344,14 +377,18 @@ def sparse_record(message: dict, notices: list[dict] | None = None) -> dict:
         for u in n.get("update-to") or []:
             if normalize_doi(u.get("DOI") if isinstance(u, dict) else None) == doi:
                 entry = _update({**u, "DOI": n.get("DOI")}, doi)
-                if entry and not any(e.get("doi") == entry.get("doi") and e["type"] == entry["type"] for e in updated_by):
+                if entry and not any(
+                    e.get("doi") == entry.get("doi") and e["type"] == entry["type"] for e in updated_by
+                ):
                     updated_by.append(entry)
     update_to = [u for u in (_update(x, doi) for x in message.get("update-to") or []) if u]
     retractions = [u for u in updated_by if u["type"] in RETRACTING_TYPES]
     authors = []
     for a in message.get("author") or []:
         if isinstance(a, dict):
-            name = " ".join(x for x in (a.get("given"), a.get("family")) if isinstance(x, str) and x.strip()) or a.get("name")
+            name = " ".join(x for x in (a.get("given"), a.get("family")) if isinstance(x, str) and x.strip()) or a.get(
+                "name"
+            )
             if isinstance(name, str) and name.strip():
                 authors.append(name.strip())
     rec = {
@@ -361,14 +398,21 @@ def sparse_record(message: dict, notices: list[dict] | None = None) -> dict:
         "journal": _first(message.get("container-title")),
         "publisher": _first(message.get("publisher")),
         "type": message.get("type"),
-        "published": partial_date(message.get("published")) or partial_date(message.get("published-print"))
-                     or partial_date(message.get("published-online")) or partial_date(message.get("issued")),
+        "published": partial_date(message.get("published"))
+        or partial_date(message.get("published-print"))
+        or partial_date(message.get("published-online"))
+        or partial_date(message.get("issued")),
         "is_referenced_by_count": message.get("is-referenced-by-count"),
         "reference_count": message.get("reference-count"),
         "references": refs,
         "references_without_doi": without_doi,
-        "licenses": sorted({lic["URL"] for lic in message.get("license") or []
-                            if isinstance(lic, dict) and isinstance(lic.get("URL"), str)}),
+        "licenses": sorted(
+            {
+                lic["URL"]
+                for lic in message.get("license") or []
+                if isinstance(lic, dict) and isinstance(lic.get("URL"), str)
+            }
+        ),
         "updated_by": updated_by,
         "update_to": update_to,
         "retracted": bool(retractions),
@@ -381,6 +425,7 @@ def sparse_record(message: dict, notices: list[dict] | None = None) -> dict:
 # ---------------------------------------------------------------------------------------
 # Replay of recorded responses (tests, offline demos)
 # ---------------------------------------------------------------------------------------
+
 
 class RecordedResponse:
     def __init__(self, status: int, headers: dict | None, text: str):
@@ -415,13 +460,16 @@ class RecordedSession:
 
     def get(self, url, params=None, headers=None, timeout=None):
         from urllib.parse import unquote
-        path = unquote(url[len(self.base_url):] if url.startswith(self.base_url) else url)
-        self.calls.append({"path": path, "params": dict(params or {}), "headers": dict(headers or {}),
-                           "timeout": timeout})
+
+        path = unquote(url[len(self.base_url) :] if url.startswith(self.base_url) else url)
+        self.calls.append(
+            {"path": path, "params": dict(params or {}), "headers": dict(headers or {}), "timeout": timeout}
+        )
         for it in self.interactions:
             req = it["request"]
             if req["path"].lower() == path.lower() and all(
-                    str((params or {}).get(k)) == str(v) for k, v in (req.get("params") or {}).items()):
+                str((params or {}).get(k)) == str(v) for k, v in (req.get("params") or {}).items()
+            ):
                 resp = it["responses"][min(it["served"], len(it["responses"]) - 1)]
                 it["served"] += 1
                 if resp.get("raise"):

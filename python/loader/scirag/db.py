@@ -1,4 +1,5 @@
 """Connections, roles and schema deployment for the scirag CLI."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,12 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: F401 (re-exported)
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-ROOT = Path(__file__).resolve().parents[3]
+# The project checkout (sqitch.plan, sql/, the cluster folder). From the source tree it
+# sits three folders up; a non-editable install lives in site-packages, so there
+# scripts/env.sh's SCIRAG_ROOT names it.
+ROOT = Path(os.environ.get("SCIRAG_ROOT") or Path(__file__).resolve().parents[3])
 DEFAULT_DB = os.environ.get("SCIRAG_DB", "scirag")
 EMBED_DIM = int(os.environ.get("SCIRAG_EMBED_DIM", "384"))
 LOADER_ROLE = os.environ.get("SCIRAG_LOADER_ROLE", "scirag_loader")
@@ -31,12 +35,22 @@ def default_dsn(dbname: str | None = None) -> str:
     if os.environ.get("PGHOST"):
         return make_conninfo("", dbname=dbname or os.environ.get("PGDATABASE", DEFAULT_DB))
     pgdir = os.environ.get("SCIRAG_PGDIR", str(ROOT / ".pgdata"))
-    return make_conninfo(host=pgdir, port=os.environ.get("SCIRAG_PGPORT", "54329"),
-                         user="postgres", dbname=dbname or DEFAULT_DB)
+    return make_conninfo(
+        host=pgdir, port=os.environ.get("SCIRAG_PGPORT", "54329"), user="postgres", dbname=dbname or DEFAULT_DB
+    )
 
 
 def with_dbname(dsn: str, dbname: str) -> str:
     return make_conninfo(dsn, dbname=dbname)
+
+
+def benchmark_dsn(dsn: str | None, dbname: str) -> str:
+    """The database a benchmark loads into: a --dsn that names a database is taken as
+    given; otherwise the benchmark gets a database of its own (dbname) on that server,
+    or on the default one, so benchmark corpora never mix with the user's papers."""
+    if dsn and conninfo_to_dict(dsn).get("dbname"):
+        return dsn
+    return with_dbname(dsn or default_dsn(), dbname)
 
 
 def connect(dsn: str | None = None, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
@@ -54,6 +68,33 @@ def connect(dsn: str | None = None, role: str | None = None, autocommit: bool = 
     return conn
 
 
+# What a load writes, and what the planner must know the size and spread of: without
+# fresh statistics keyword search over a just-loaded corpus plans as if the tables were
+# empty (1-1.4 s a query on SciFact instead of 24-93 ms, until autovacuum comes by).
+LOADED_TABLES = ("documents", "chunks", "kw_postings", "kw_blocks", "kw_term_stats", "kw_class_stats")
+
+
+def finish_load(conn: psycopg.Connection) -> None:
+    """After a load, as the loader: fresh BM25 postings into blocks (keyword search
+    prunes over blocks only), then planner statistics for what the load wrote.
+
+    ANALYZE needs the tables' owner, which the loader role is not: a login that may act
+    as scirag_owner (a superuser, or a member) runs it in that role for this statement
+    only; any other login leaves it to autovacuum and says so."""
+    conn.execute("SELECT scirag.kw_compact()")
+    conn.commit()
+    role = conn.execute("SELECT current_user").fetchone()[0]
+    if not conn.execute("SELECT pg_has_role(session_user, 'scirag_owner', 'MEMBER')").fetchone()[0]:
+        echo("planner statistics left to autovacuum: this login may not act as scirag_owner to ANALYZE")
+        return
+    conn.execute("SET ROLE scirag_owner")
+    try:
+        conn.execute("ANALYZE " + ", ".join(f"scirag.{t}" for t in LOADED_TABLES))
+    finally:
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+    conn.commit()
+
+
 def python_path() -> str:
     """Folders the server adds to sys.path: the venv's site-packages and python/plpy_helpers."""
     site = sysconfig.get_paths()["purelib"]
@@ -62,13 +103,31 @@ def python_path() -> str:
 
 def libpq_env(dsn: str) -> dict[str, str]:
     """The DSN as libpq variables, for tools that take no conninfo string (sqitch, pg_prove)."""
-    names = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD",
-             "dbname": "PGDATABASE", "sslmode": "PGSSLMODE"}
+    names = {
+        "host": "PGHOST",
+        "port": "PGPORT",
+        "user": "PGUSER",
+        "password": "PGPASSWORD",
+        "dbname": "PGDATABASE",
+        "sslmode": "PGSSLMODE",
+    }
     return {names[k]: str(v) for k, v in conninfo_to_dict(dsn).items() if k in names and v}
+
+
+def plan_file() -> Path:
+    """ROOT's sqitch.plan, or an error that says how to point scirag at the checkout."""
+    plan = ROOT / "sqitch.plan"
+    if not plan.is_file():
+        raise RuntimeError(
+            f"no sqitch.plan under {ROOT}: set SCIRAG_ROOT to the scirag checkout "
+            "(scripts/env.sh does) when scirag is installed outside it"
+        )
+    return plan
 
 
 def sqitch(action: str, dsn: str, *args: str) -> str:
     """Runs sqitch against the database named by dsn (through libpq variables); returns its output."""
+    plan_file()
     exe = shutil.which("sqitch")
     if not exe:
         raise RuntimeError("sqitch is not installed: run scripts/install_system.sh")
@@ -115,11 +174,12 @@ def init_db(dsn: str, dim: int = EMBED_DIM) -> list[str]:
     else:
         echo(f"{dbname}: schema up to date ({plan_head()})")
     with psycopg.connect(dsn) as conn:
-        deployed = int(conn.execute(
-            "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
+        deployed = int(conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
         if deployed != dim:
-            raise RuntimeError(f"database {dbname} was deployed with embedding dimension {deployed}, "
-                               f"but SCIRAG_EMBED_DIM is {dim}: use another database or re-deploy")
+            raise RuntimeError(
+                f"database {dbname} was deployed with embedding dimension {deployed}, "
+                f"but SCIRAG_EMBED_DIM is {dim}: use another database or re-deploy"
+            )
         conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'python_path'", (python_path(),))
         # Functions are created EXECUTE-able by PUBLIC; only the scirag roles get grants.
         conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA scirag FROM PUBLIC")
@@ -129,7 +189,7 @@ def init_db(dsn: str, dim: int = EMBED_DIM) -> list[str]:
 def plan_head() -> str:
     """The newest tag of sqitch.plan and the number of changes after it, e.g. '@v1.0 + 6 changes'."""
     tag, after = None, 0
-    for line in (ROOT / "sqitch.plan").read_text(encoding="utf-8").splitlines():
+    for line in plan_file().read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if not line or line.startswith(("%", "#")):
             continue

@@ -12,6 +12,7 @@ ingestion has one loop whatever the input. Rights and identity follow one rule:
 Line numbers are positions in the inferred manifest (what --manifest-out writes), so a
 report row points at the line that produced it.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -22,8 +23,14 @@ from pathlib import Path
 
 from scirag.manifest import LICENSES, Entry, ManifestError, _bad_text, confine, read_manifest
 
-DOCUMENT_SUFFIXES = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown", ".html": "html",
-                     ".htm": "html", ".txt": "text"}
+DOCUMENT_SUFFIXES = {
+    ".pdf": "pdf",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".txt": "text",
+}
 MANIFEST_SUFFIXES = (".jsonl",)
 METADATA_FIELDS = ("title", "authors", "year", "doi", "arxiv_id")
 
@@ -34,17 +41,23 @@ class DiscoverError(ValueError):
 
 @dataclass
 class Discovery:
-    items: list = field(default_factory=list)        # (line_no, Entry | ManifestError)
-    skipped: list = field(default_factory=list)      # (path, why) for files a folder walk left out
-    manifests: list = field(default_factory=list)    # manifest files read
+    items: list = field(default_factory=list)  # (line_no, Entry | ManifestError)
+    skipped: list = field(default_factory=list)  # (path, why) for files a folder walk left out
+    manifests: list = field(default_factory=list)  # manifest files read
 
     @property
     def entries(self) -> list[Entry]:
         return [e for _, e in self.items if isinstance(e, Entry)]
 
 
-def discover(paths: list[Path], globs: list[str] | None = None, license: str | None = None,
-             source: str | None = None, allow_outside: bool = False, infer: bool = True) -> Discovery:
+def discover(
+    paths: list[Path],
+    globs: list[str] | None = None,
+    license: str | None = None,
+    source: str | None = None,
+    allow_outside: bool = False,
+    infer: bool = True,
+) -> Discovery:
     """Entries for every manifest line and every document file under paths (see module doc)."""
     if license is not None and license not in LICENSES:
         raise DiscoverError(f"--license '{license}' is not one of {', '.join(LICENSES)}")
@@ -52,7 +65,7 @@ def discover(paths: list[Path], globs: list[str] | None = None, license: str | N
         raise DiscoverError("--source must not be empty")
     if not paths:
         raise DiscoverError("give at least one manifest (.jsonl), document file or folder")
-    manifests, files = [], []          # files: (path, root the id is relative to, given explicitly)
+    manifests, files = [], []  # files: (path, root the id is relative to, given explicitly)
     for p in paths:
         p = Path(p)
         if not p.exists():
@@ -64,8 +77,7 @@ def discover(paths: list[Path], globs: list[str] | None = None, license: str | N
         elif p.suffix.lower() in DOCUMENT_SUFFIXES:
             files.append((p, p.parent, True))
         else:
-            raise DiscoverError(f"{p}: not a manifest (.jsonl) or a document "
-                                f"({', '.join(sorted(DOCUMENT_SUFFIXES))})")
+            raise DiscoverError(f"{p}: not a manifest (.jsonl) or a document ({', '.join(sorted(DOCUMENT_SUFFIXES))})")
 
     found = Discovery(manifests=manifests)
     stated_by_manifest: set[Path] = set()
@@ -80,28 +92,37 @@ def discover(paths: list[Path], globs: list[str] | None = None, license: str | N
     seen: set[Path] = set()
     for path, root, explicit in files:
         rel = path.relative_to(root).as_posix()
-        if _bad_text(rel):      # e.g. a file name in bytes that are not UTF-8: no id, no report text
+        if _bad_text(rel):  # e.g. a file name in bytes that are not UTF-8: no id, no report text
             shown = rel.encode("utf-8", "replace").decode("utf-8")
             found.items.append(ManifestError(f"{shown}: the file name {_bad_text(rel)}", shown))
             continue
-        if not explicit and globs and not any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(path.name, g)
-                                              for g in globs):
+        if not explicit and globs and not any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(path.name, g) for g in globs):
             found.skipped.append((path, "does not match --glob"))
             continue
         try:
             resolved = confine(root, rel, allow_outside) if not explicit else path.resolve()
-        except ValueError as exc:   # a symbolic link out of the folder
+        except ValueError as exc:  # a symbolic link out of the folder
             found.items.append(ManifestError(f"{path}: {exc}", rel))
             continue
         resolved = resolved.resolve()
         if resolved in stated_by_manifest or resolved in seen:
-            continue                  # the manifest line states this file's rights
+            continue  # the manifest line states this file's rights
         seen.add(resolved)
         ident = rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel
         # rights the command line stated count as stated (a stored 'unknown' may take them)
         stated = frozenset(k for k, v in (("license", license), ("source", source)) if v is not None)
-        found.items.append(Entry(line_no=0, id=ident, title="", path=path, license=license or "unknown",
-                                 source=source or "unspecified", base=root, stated=stated))
+        found.items.append(
+            Entry(
+                line_no=0,
+                id=ident,
+                title="",
+                path=path,
+                license=license or "unknown",
+                source=source or "unspecified",
+                base=root,
+                stated=stated,
+            )
+        )
 
     _unique_ids(found.items)
     for i, item in enumerate(found.items, 1):
@@ -110,11 +131,14 @@ def discover(paths: list[Path], globs: list[str] | None = None, license: str | N
             if infer:
                 fill_from_file(item)
     if not found.items:
-        raise DiscoverError("nothing to ingest: no manifest line and no document file"
-                            + (f" matching --glob {' '.join(globs)}" if globs else "")
-                            + f" under {', '.join(str(p) for p in paths)}")
-    return Discovery(items=[(i, item) for i, item in enumerate(found.items, 1)],
-                     skipped=found.skipped, manifests=manifests)
+        raise DiscoverError(
+            "nothing to ingest: no manifest line and no document file"
+            + (f" matching --glob {' '.join(globs)}" if globs else "")
+            + f" under {', '.join(str(p) for p in paths)}"
+        )
+    return Discovery(
+        items=[(i, item) for i, item in enumerate(found.items, 1)], skipped=found.skipped, manifests=manifests
+    )
 
 
 def _walk(root: Path):
@@ -153,16 +177,18 @@ def fill_from_file(entry: Entry) -> Entry:
     listed in entry.inferred. A file that cannot be read is left for the parser to report."""
     if entry.path is None:
         if "title" not in entry.stated and "title" not in entry.inferred:
-            entry.inferred.append("title")      # the manifest's fallback: the id
+            entry.inferred.append("title")  # the manifest's fallback: the id
         return entry
     suffix = entry.path.suffix.lower()
     found: dict = {}
     if suffix == ".pdf":
         from scirag.pdfmeta import read_pdf_meta
+
         meta = read_pdf_meta(entry.path)
         found = {f: getattr(meta, f) for f in METADATA_FIELDS if getattr(meta, f)}
     elif suffix in (".md", ".markdown", ".html", ".htm"):
         from scirag.parse import ParseError, parse_file
+
         try:
             title = parse_file(entry.path).title
         except (ParseError, OSError):
@@ -175,7 +201,7 @@ def fill_from_file(entry: Entry) -> Entry:
         setattr(entry, name, found[name])
         entry.inferred.append(name)
     if "arxiv_id" in entry.stated and "doi" in entry.inferred and entry.doi.lower().startswith("10.48550/arxiv."):
-        entry.doi = f"10.48550/arXiv.{entry.arxiv_id}"    # the arXiv DOI follows the stated id
+        entry.doi = f"10.48550/arXiv.{entry.arxiv_id}"  # the arXiv DOI follows the stated id
     if "title" not in entry.stated and "title" not in entry.inferred:
         # nothing stated, nothing read: the file name (the same for a file found in a
         # folder and for a manifest line without a title, so --manifest-out repeats the run)
@@ -190,9 +216,11 @@ def manifest_lines(found: Discovery, out: Path) -> list[str]:
     Stated fields are top-level keys; what was read from each file is under "inferred"
     for review only: it is read again on every run, and a value copied to a top-level
     key becomes stated (a correction)."""
-    lines = ["// scirag ingest: the manifest this run inferred. Top-level keys are stated (license, source: "
-             "the document's rights); \"inferred\" shows what was read from the file and is read again "
-             "on every run: copy a corrected value to a top-level key to state it."]
+    lines = [
+        "// scirag ingest: the manifest this run inferred. Top-level keys are stated (license, source: "
+        'the document\'s rights); "inferred" shows what was read from the file and is read again '
+        "on every run: copy a corrected value to a top-level key to state it."
+    ]
     folder = out.resolve().parent
     for line_no, item in found.items:
         if isinstance(item, ManifestError):
@@ -222,5 +250,8 @@ def write_manifest(found: Discovery, out: Path) -> list[str]:
     lines = manifest_lines(found, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return [json.loads(x)["path"] for x in lines
-            if not x.startswith("//") and Path(json.loads(x).get("path", "")).is_absolute()]
+    return [
+        json.loads(x)["path"]
+        for x in lines
+        if not x.startswith("//") and Path(json.loads(x).get("path", "")).is_absolute()
+    ]

@@ -7,6 +7,7 @@ report lists what was checked). Severity ``problem`` makes the command exit non-
 not read). The checks run as the connecting login (an admin or the loader role):
 they must see every row, whatever the scope settings say.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -20,7 +21,7 @@ SAMPLES = 5
 @dataclass
 class Finding:
     check: str
-    severity: str            # ok | warning | problem
+    severity: str  # ok | warning | problem
     count: int
     message: str
     fix: str | None = None
@@ -42,12 +43,14 @@ def _rows(conn: psycopg.Connection, sql: str, params=()) -> list[tuple]:
 # Configuration the checks compare against
 # ---------------------------------------------------------------------------------------
 
+
 def configured_embedding_version(conn: psycopg.Connection) -> str:
     """The version string the configured embedder stamps on rows: model/dimension
     (scirag_helpers.embedder.VERSION has the same shape)."""
     model, dim = conn.execute(
         """SELECT max(value) FILTER (WHERE key = 'embedding_model'), max(value) FILTER (WHERE key = 'embedding_dim')
-           FROM scirag.settings""").fetchone()
+           FROM scirag.settings"""
+    ).fetchone()
     return f"{model}/{dim}"
 
 
@@ -87,33 +90,50 @@ def setting_violation(value: str, bound) -> str | None:
 # Checks
 # ---------------------------------------------------------------------------------------
 
+
 def check_stale_embeddings(conn) -> Finding:
     version = configured_embedding_version(conn)
-    rows = _rows(conn, """SELECT embedding_version, count(*) FROM scirag.chunks
+    rows = _rows(
+        conn,
+        """SELECT embedding_version, count(*) FROM scirag.chunks
                           WHERE embedding IS NOT NULL AND embedding_version IS DISTINCT FROM %s
-                          GROUP BY 1 ORDER BY 2 DESC""", (version,))
+                          GROUP BY 1 ORDER BY 2 DESC""",
+        (version,),
+    )
     n = sum(r[1] for r in rows)
     if not n:
         return _ok("stale_embeddings", f"every embedded chunk is {version}")
-    return Finding("stale_embeddings", "problem", n,
-                   f"{n} chunk(s) embedded by another model than the configured {version}: their vectors "
-                   "do not compare with query vectors",
-                   "scirag reembed", [f"{v}: {c}" for v, c in rows[:SAMPLES]])
+    return Finding(
+        "stale_embeddings",
+        "problem",
+        n,
+        f"{n} chunk(s) embedded by another model than the configured {version}: their vectors "
+        "do not compare with query vectors",
+        "scirag reembed",
+        [f"{v}: {c}" for v, c in rows[:SAMPLES]],
+    )
 
 
 def check_empty_documents(conn) -> Finding:
-    rows = _rows(conn, """SELECT d.id, d.external_id FROM scirag.documents d
+    rows = _rows(
+        conn,
+        """SELECT d.id, d.external_id FROM scirag.documents d
                           WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.document_id = d.id)
-                          ORDER BY d.id""")
+                          ORDER BY d.id""",
+    )
     if not rows:
         return _ok("empty_documents", "every document has chunks")
-    return Finding("empty_documents", "problem", len(rows),
-                   f"{len(rows)} document(s) without chunks: nothing of them can be retrieved",
-                   "scirag gc --apply --empty-documents (then re-ingest them with scirag ingest)",
-                   [f"{i} {e}" for i, e in rows[:SAMPLES]])
+    return Finding(
+        "empty_documents",
+        "problem",
+        len(rows),
+        f"{len(rows)} document(s) without chunks: nothing of them can be retrieved",
+        "scirag gc --apply --empty-documents (then re-ingest them with scirag ingest)",
+        [f"{i} {e}" for i, e in rows[:SAMPLES]],
+    )
 
 
-NEAR_IDENTICAL = 0.95   # title similarity (difflib ratio of normalised titles) that counts as the same title
+NEAR_IDENTICAL = 0.95  # title similarity (difflib ratio of normalised titles) that counts as the same title
 
 
 def duplicate_groups(conn) -> list[tuple[str, list[int], list[str]]]:
@@ -121,25 +141,29 @@ def duplicate_groups(conn) -> list[tuple[str, list[int], list[str]]]:
     normalised title (kg_normalize: case, punctuation and plural s do not count), and
     per pair of near-identical titles (a typo, a dropped word). The same title under two
     different DOIs is two works (a preprint and its article) and is not reported."""
-    rows = _rows(conn, """
+    rows = _rows(
+        conn,
+        """
         SELECT 'same DOI ' || lower(doi), array_agg(id ORDER BY id), array_agg(external_id ORDER BY id)
         FROM scirag.documents WHERE doi IS NOT NULL GROUP BY lower(doi) HAVING count(*) > 1
         UNION ALL
         SELECT 'same title "' || left(min(title), 60) || '"', array_agg(id ORDER BY id), array_agg(external_id ORDER BY id)
         FROM scirag.documents GROUP BY scirag.kg_normalize(title)
-        HAVING count(*) > 1 AND scirag.kg_normalize(min(title)) <> '' AND count(DISTINCT lower(doi)) <= 1""")
+        HAVING count(*) > 1 AND scirag.kg_normalize(min(title)) <> '' AND count(DISTINCT lower(doi)) <= 1""",
+    )
     groups = [(r[0], list(r[1]), list(r[2])) for r in rows]
     grouped = {frozenset(ids) for _, ids, _ in groups}
     docs = _rows(conn, "SELECT id, external_id, scirag.kg_normalize(title), lower(doi) FROM scirag.documents")
     # Near-identical titles, without comparing every pair: neighbours in two sort orders
     # (by the title, and by its reversed word list) catch an edit near either end.
     import difflib
+
     pairs = set()
     for order in (lambda d: d[2], lambda d: " ".join(reversed(d[2].split()))):
         ranked = sorted((d for d in docs if d[2]), key=order)
         for a, b in zip(ranked, ranked[1:]):
             if a[2] == b[2] or (a[3] and b[3] and a[3] != b[3]):
-                continue      # equal titles are grouped above; two DOIs are two works
+                continue  # equal titles are grouped above; two DOIs are two works
             if difflib.SequenceMatcher(None, a[2], b[2]).ratio() >= NEAR_IDENTICAL:
                 pairs.add(tuple(sorted((a, b))))
     for a, b in sorted(pairs):
@@ -153,11 +177,15 @@ def check_duplicate_documents(conn) -> Finding:
     if not groups:
         return _ok("duplicate_documents", "no two documents share a DOI or a normalised title")
     extra = sum(len(ids) - 1 for _, ids, _ in groups)
-    return Finding("duplicate_documents", "problem", extra,
-                   f"{len(groups)} group(s) of probable duplicate documents ({extra} extra copies): "
-                   "duplicates double-count evidence in answers",
-                   "scirag dedupe --apply (keeps the first-ingested copy of each group)",
-                   [f"{reason}: {', '.join(ext)}" for reason, _, ext in groups[:SAMPLES]])
+    return Finding(
+        "duplicate_documents",
+        "problem",
+        extra,
+        f"{len(groups)} group(s) of probable duplicate documents ({extra} extra copies): "
+        "duplicates double-count evidence in answers",
+        "scirag dedupe --apply (keeps the first-ingested copy of each group)",
+        [f"{reason}: {', '.join(ext)}" for reason, _, ext in groups[:SAMPLES]],
+    )
 
 
 def database_default(conn, name: str) -> str | None:
@@ -165,7 +193,9 @@ def database_default(conn, name: str) -> str | None:
     row = conn.execute(
         """SELECT split_part(c, '=', 2) FROM pg_db_role_setting s, unnest(s.setconfig) AS c
            WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
-             AND s.setrole = 0 AND split_part(c, '=', 1) = %s""", (name,)).fetchone()
+             AND s.setrole = 0 AND split_part(c, '=', 1) = %s""",
+        (name,),
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -175,17 +205,26 @@ def check_retracted_in_default_scope(conn) -> Finding:
         return _ok("retracted_in_default_scope", "no retracted documents")
     default = (database_default(conn, "scirag.exclude_retracted") or "").strip().lower()
     if default in ("on", "true"):
-        return Finding("retracted_in_default_scope", "ok", 0,
-                       f"{len(rows)} retracted document(s), excluded from raw retrieval by the database default "
-                       "(answers always exclude them)")
-    return Finding("retracted_in_default_scope", "problem", len(rows),
-                   f"{len(rows)} retracted document(s) reachable through scirag.retrieve under default settings "
-                   "(answers exclude them; raw retrieval keeps them unless scirag.exclude_retracted = on)",
-                   "scirag retractions --remove --apply (delete them), or scirag retractions --exclude-by-default",
-                   [f"{i} {e} doi:{d}" for i, e, d in rows[:SAMPLES]])
+        return Finding(
+            "retracted_in_default_scope",
+            "ok",
+            0,
+            f"{len(rows)} retracted document(s), excluded from raw retrieval by the database default "
+            "(answers always exclude them)",
+        )
+    return Finding(
+        "retracted_in_default_scope",
+        "problem",
+        len(rows),
+        f"{len(rows)} retracted document(s) reachable through scirag.retrieve under default settings "
+        "(answers exclude them; raw retrieval keeps them unless scirag.exclude_retracted = on)",
+        "scirag retractions --remove --apply (delete them), or scirag retractions --exclude-by-default",
+        [f"{i} {e} doi:{d}" for i, e, d in rows[:SAMPLES]],
+    )
 
 
 # -- keyword statistics: the posting layout lives in this one function --------------------
+
 
 def postings_sql(conn) -> str:
     """Every posting as (lexeme, license, source, chunk_id, dl). The layout belongs to
@@ -193,8 +232,10 @@ def postings_sql(conn) -> str:
     exists); doctor and gc read postings only through this."""
     parts = ["SELECT lexeme, license::text AS license, source, chunk_id, dl FROM scirag.kw_postings"]
     if conn.execute("SELECT to_regclass('scirag.kw_blocks') IS NOT NULL").fetchone()[0]:
-        parts.append("SELECT b.lexeme, b.license::text, b.source, u.chunk_id, u.dl "
-                     "FROM scirag.kw_blocks b, unnest(b.chunk_ids, b.dls) AS u(chunk_id, dl)")
+        parts.append(
+            "SELECT b.lexeme, b.license::text, b.source, u.chunk_id, u.dl "
+            "FROM scirag.kw_blocks b, unnest(b.chunk_ids, b.dls) AS u(chunk_id, dl)"
+        )
     return " UNION ALL ".join(parts)
 
 
@@ -226,45 +267,69 @@ def check_keyword_statistics(conn) -> Finding:
     n = sum(d.values())
     if not n:
         return _ok("keyword_statistics", "document frequencies and class totals match the postings")
-    return Finding("keyword_statistics", "problem", n,
-                   f"BM25 statistics disagree with the postings: {d['term_rows']} term row(s), "
-                   f"{d['class_rows']} class row(s), {d['orphan_postings']} posting(s) of deleted or section chunks",
-                   "scirag gc --apply", [f"{k}: {v}" for k, v in d.items() if v])
+    return Finding(
+        "keyword_statistics",
+        "problem",
+        n,
+        f"BM25 statistics disagree with the postings: {d['term_rows']} term row(s), "
+        f"{d['class_rows']} class row(s), {d['orphan_postings']} posting(s) of deleted or section chunks",
+        "scirag gc --apply",
+        [f"{k}: {v}" for k, v in d.items() if v],
+    )
 
 
 def check_index_validity(conn) -> Finding:
-    rows = _rows(conn, """
+    rows = _rows(
+        conn,
+        """
         SELECT i.indexrelid::regclass::text, am.amname
         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
         JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'scirag' AND NOT (i.indisvalid AND i.indisready)""")
+        WHERE n.nspname = 'scirag' AND NOT (i.indisvalid AND i.indisready)""",
+    )
     if not rows:
         n = conn.execute("""SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                             JOIN pg_am am ON am.oid = c.relam
-                            WHERE c.relnamespace = 'scirag'::regnamespace AND am.amname IN ('hnsw', 'gin')""").fetchone()[0]
+                            WHERE c.relnamespace = 'scirag'::regnamespace AND am.amname IN ('hnsw', 'gin')""").fetchone()[
+            0
+        ]
         return _ok("index_validity", f"every scirag index is valid ({n} HNSW/GIN)")
-    return Finding("index_validity", "problem", len(rows),
-                   f"{len(rows)} invalid index(es) (a failed CREATE INDEX CONCURRENTLY): the planner ignores them",
-                   "; ".join(f"REINDEX INDEX CONCURRENTLY {name}" for name, _ in rows[:SAMPLES]),
-                   [f"{name} ({am})" for name, am in rows[:SAMPLES]])
+    return Finding(
+        "index_validity",
+        "problem",
+        len(rows),
+        f"{len(rows)} invalid index(es) (a failed CREATE INDEX CONCURRENTLY): the planner ignores them",
+        "; ".join(f"REINDEX INDEX CONCURRENTLY {name}" for name, _ in rows[:SAMPLES]),
+        [f"{name} ({am})" for name, am in rows[:SAMPLES]],
+    )
 
 
 def check_crossref_pending(conn) -> Finding:
     n = conn.execute("SELECT count(*) FROM scirag.documents WHERE doi IS NOT NULL AND crossref IS NULL").fetchone()[0]
     if not n:
         return _ok("crossref_pending", "every document with a DOI has been looked up in Crossref")
-    return Finding("crossref_pending", "warning", n,
-                   f"{n} document(s) with a DOI never looked up in Crossref: their retraction status is unknown",
-                   "scirag enrich --missing")
+    return Finding(
+        "crossref_pending",
+        "warning",
+        n,
+        f"{n} document(s) with a DOI never looked up in Crossref: their retraction status is unknown",
+        "scirag enrich --missing",
+    )
 
 
 def check_graph_pending(conn) -> Finding:
-    n = conn.execute("""SELECT count(*) FROM scirag.chunks WHERE kind <> 'section' AND graph_extracted_at IS NULL""").fetchone()[0]
+    n = conn.execute(
+        """SELECT count(*) FROM scirag.chunks WHERE kind <> 'section' AND graph_extracted_at IS NULL"""
+    ).fetchone()[0]
     if not n:
         return _ok("graph_pending", "every chunk has been graph-extracted")
-    return Finding("graph_pending", "warning", n,
-                   f"{n} chunk(s) not yet read by the graph builder: the graph layer cannot reach them",
-                   "scirag graph extract")
+    return Finding(
+        "graph_pending",
+        "warning",
+        n,
+        f"{n} chunk(s) not yet read by the graph builder: the graph layer cannot reach them",
+        "scirag graph extract",
+    )
 
 
 # -- graph garbage: the definitions gc deletes by ---------------------------------------
@@ -318,9 +383,14 @@ def check_dangling_graph_rows(conn) -> Finding:
     n = sum(dangling.values())
     if not n:
         return _ok("dangling_graph_rows", "no orphan mentions, relationships, entities or citations")
-    return Finding("dangling_graph_rows", "problem", n,
-                   "dangling graph rows: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in dangling.items()),
-                   "scirag gc --apply", [f"{k}: {v}" for k, v in dangling.items()])
+    return Finding(
+        "dangling_graph_rows",
+        "problem",
+        n,
+        "dangling graph rows: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in dangling.items()),
+        "scirag gc --apply",
+        [f"{k}: {v}" for k, v in dangling.items()],
+    )
 
 
 def check_tombstones(conn) -> Finding:
@@ -333,37 +403,58 @@ def check_tombstones(conn) -> Finding:
     if not chained and not unaudited:
         return _ok("tombstones", f"{total} tombstone(s), each pointing at a live survivor with an audit row")
     if chained:
-        return Finding("tombstones", "problem", chained,
-                       f"{chained} of {total} tombstone(s) point at another tombstone (a chain of merges): "
-                       "readers following them take extra hops", "scirag gc --apply",
-                       [f"{unaudited} without an audit row"] if unaudited else [])
-    return Finding("tombstones", "warning", unaudited,
-                   f"{unaudited} of {total} tombstone(s) have no entity_resolution_audit row (merged outside "
-                   "scirag graph resolve-entities)", "none needed; review how they were merged")
+        return Finding(
+            "tombstones",
+            "problem",
+            chained,
+            f"{chained} of {total} tombstone(s) point at another tombstone (a chain of merges): "
+            "readers following them take extra hops",
+            "scirag gc --apply",
+            [f"{unaudited} without an audit row"] if unaudited else [],
+        )
+    return Finding(
+        "tombstones",
+        "warning",
+        unaudited,
+        f"{unaudited} of {total} tombstone(s) have no entity_resolution_audit row (merged outside "
+        "scirag graph resolve-entities)",
+        "none needed; review how they were merged",
+    )
 
 
 def check_stale_communities(conn) -> Finding:
     n = conn.execute(f"SELECT count(*) FROM ({GRAPH_GARBAGE['stale_communities']}) x").fetchone()[0]
     if not n:
         return _ok("stale_communities", "no community is older than the last entity merge")
-    return Finding("stale_communities", "problem", n,
-                   f"{n} communit(y/ies) built before the last entity merge: their summaries name merged entities",
-                   "scirag gc --apply && scirag graph communities")
+    return Finding(
+        "stale_communities",
+        "problem",
+        n,
+        f"{n} communit(y/ies) built before the last entity merge: their summaries name merged entities",
+        "scirag gc --apply && scirag graph communities",
+    )
 
 
 def check_role_ceilings(conn) -> Finding:
     has_oid = conn.execute("""SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'scirag.role_ceilings'::regclass
                               AND attname = 'role_oid' AND NOT attisdropped)""").fetchone()[0]
-    match = ("r.oid = c.role_oid AND r.rolname = c.role_name" if has_oid else "r.rolname = c.role_name")
-    rows = _rows(conn, f"""SELECT c.role_name FROM scirag.role_ceilings c
-                           WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE {match}) ORDER BY 1""")
+    match = "r.oid = c.role_oid AND r.rolname = c.role_name" if has_oid else "r.rolname = c.role_name"
+    rows = _rows(
+        conn,
+        f"""SELECT c.role_name FROM scirag.role_ceilings c
+                           WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE {match}) ORDER BY 1""",
+    )
     if not rows:
         return _ok("role_ceilings", "every role ceiling names an existing role")
     names = [r[0] for r in rows]
-    return Finding("role_ceilings", "problem", len(rows),
-                   f"{len(rows)} role ceiling(s) name a role that no longer exists (or was re-created): they apply to nobody",
-                   "; ".join(f"DELETE FROM scirag.role_ceilings WHERE role_name = '{n}'" for n in names[:SAMPLES]),
-                   names[:SAMPLES])
+    return Finding(
+        "role_ceilings",
+        "problem",
+        len(rows),
+        f"{len(rows)} role ceiling(s) name a role that no longer exists (or was re-created): they apply to nobody",
+        "; ".join(f"DELETE FROM scirag.role_ceilings WHERE role_name = '{n}'" for n in names[:SAMPLES]),
+        names[:SAMPLES],
+    )
 
 
 def check_settings_bounds(conn) -> Finding:
@@ -381,16 +472,30 @@ def check_settings_bounds(conn) -> Finding:
         bad.append(("settings", "embedding_dim", dim[0], f"the chunks.embedding column is vector({col[0]})"))
     if not bad:
         return _ok("settings_bounds", "every setting and graph option is inside its bounds")
-    return Finding("settings_bounds", "problem", len(bad),
-                   f"{len(bad)} setting(s) outside their bounds: the code clamps or falls back, so they do not mean what they say",
-                   "; ".join(f"UPDATE scirag.{t} SET value = '<value>' WHERE key = '{k}'" for t, k, _, _ in bad[:SAMPLES]),
-                   [f"{t}.{k} = {v!r}: {why}" for t, k, v, why in bad[:SAMPLES]])
+    return Finding(
+        "settings_bounds",
+        "problem",
+        len(bad),
+        f"{len(bad)} setting(s) outside their bounds: the code clamps or falls back, so they do not mean what they say",
+        "; ".join(f"UPDATE scirag.{t} SET value = '<value>' WHERE key = '{k}'" for t, k, _, _ in bad[:SAMPLES]),
+        [f"{t}.{k} = {v!r}: {why}" for t, k, v, why in bad[:SAMPLES]],
+    )
 
 
 CHECKS: list[Callable[[psycopg.Connection], Finding]] = [
-    check_stale_embeddings, check_empty_documents, check_duplicate_documents, check_retracted_in_default_scope,
-    check_keyword_statistics, check_index_validity, check_crossref_pending, check_graph_pending,
-    check_dangling_graph_rows, check_tombstones, check_stale_communities, check_role_ceilings, check_settings_bounds,
+    check_stale_embeddings,
+    check_empty_documents,
+    check_duplicate_documents,
+    check_retracted_in_default_scope,
+    check_keyword_statistics,
+    check_index_validity,
+    check_crossref_pending,
+    check_graph_pending,
+    check_dangling_graph_rows,
+    check_tombstones,
+    check_stale_communities,
+    check_role_ceilings,
+    check_settings_bounds,
 ]
 
 
@@ -403,8 +508,15 @@ def run_doctor(conn: psycopg.Connection, checks=None) -> list[Finding]:
             with conn.transaction():
                 out.append(check(conn))
         except psycopg.Error as exc:
-            out.append(Finding(name, "problem", 1, f"check failed to run: {str(exc).strip()}",
-                               "scirag db init (the schema may be behind the code)"))
+            out.append(
+                Finding(
+                    name,
+                    "problem",
+                    1,
+                    f"check failed to run: {str(exc).strip()}",
+                    "scirag db init (the schema may be behind the code)",
+                )
+            )
     return out
 
 

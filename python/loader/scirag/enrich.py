@@ -14,6 +14,7 @@ document out without any re-ingest), and one ``document_citations`` row per
 referenced DOI (origin ``crossref``), resolved to a corpus document when one has
 that DOI.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ class EnrichResult:
     document_id: int
     external_id: str
     doi: str | None
-    status: str                 # enriched | unchanged | not_found | error | skipped
+    status: str  # enriched | unchanged | not_found | error | skipped
     changes: list[str] = field(default_factory=list)
     retracted: bool | None = None
     error: str | None = None
@@ -75,15 +76,21 @@ def describe_changes(old: dict | None, new: dict) -> list[str]:
     return out
 
 
-def select_documents(conn: psycopg.Connection, external_ids: list[str] | None = None,
-                     missing_only: bool = False, limit: int | None = None, by_title: bool = False) -> list[tuple]:
+def select_documents(
+    conn: psycopg.Connection,
+    external_ids: list[str] | None = None,
+    missing_only: bool = False,
+    limit: int | None = None,
+    by_title: bool = False,
+) -> list[tuple]:
     """(id, external_id, doi, crossref, title, first author, year, metadata_inferred) of the documents to
     enrich: those with a DOI, and with by_title those without one too. Unknown external
     ids raise."""
     cols = "id, external_id, doi, crossref, title, authors[1], year, metadata_inferred"
     if external_ids:
         rows = conn.execute(
-            f"SELECT {cols} FROM scirag.documents WHERE external_id = ANY (%s) ORDER BY id", (external_ids,)).fetchall()
+            f"SELECT {cols} FROM scirag.documents WHERE external_id = ANY (%s) ORDER BY id", (external_ids,)
+        ).fetchall()
         unknown = sorted(set(external_ids) - {r[1] for r in rows})
         if unknown:
             raise ValueError(f"no document with external id {', '.join(map(repr, unknown))}")
@@ -91,7 +98,8 @@ def select_documents(conn: psycopg.Connection, external_ids: list[str] | None = 
         rows = conn.execute(
             f"""SELECT {cols} FROM scirag.documents
                 WHERE (doi IS NOT NULL OR %s) AND (NOT %s OR crossref IS NULL) ORDER BY id LIMIT %s""",
-            (by_title, missing_only, limit)).fetchall()
+            (by_title, missing_only, limit),
+        ).fetchall()
     conn.commit()
     return rows
 
@@ -111,8 +119,13 @@ def store(conn: psycopg.Connection, document_id: int, record: dict, references: 
                retracted = coalesce((%s::jsonb ->> 'retracted')::boolean, retracted),
                journal = coalesce(%s, journal)
            WHERE id = %s""",
-        (json.dumps(record), json.dumps(record) if trusted(record) else "{}",
-         record.get("journal") if trusted(record) else None, document_id))
+        (
+            json.dumps(record),
+            json.dumps(record) if trusted(record) else "{}",
+            record.get("journal") if trusted(record) else None,
+            document_id,
+        ),
+    )
     if references is None or not trusted(record):
         return
     # The reference list is the record's: what Crossref no longer lists goes, text-found
@@ -120,12 +133,14 @@ def store(conn: psycopg.Connection, document_id: int, record: dict, references: 
     conn.execute(
         """DELETE FROM scirag.document_citations
            WHERE document_id = %s AND origin = 'crossref' AND cited_doi <> ALL (%s::text[])""",
-        (document_id, references))
+        (document_id, references),
+    )
     conn.execute(
         """INSERT INTO scirag.document_citations (document_id, cited_doi, origin)
            SELECT %s, doi, 'crossref' FROM unnest(%s::text[]) AS doi
            ON CONFLICT (document_id, cited_doi) DO NOTHING""",
-        (document_id, references))
+        (document_id, references),
+    )
     # Resolve against the corpus now; the lowest id wins when a DOI is duplicated
     # (doctor reports duplicates).
     conn.execute(
@@ -133,7 +148,9 @@ def store(conn: psycopg.Connection, document_id: int, record: dict, references: 
            FROM (SELECT DISTINCT ON (lower(doi)) lower(doi) AS doi, id FROM scirag.documents
                  WHERE doi IS NOT NULL ORDER BY lower(doi), id) r
            WHERE c.document_id = %s AND r.doi = c.cited_doi AND r.id <> c.document_id
-             AND c.cited_document_id IS DISTINCT FROM r.id""", (document_id,))
+             AND c.cited_document_id IS DISTINCT FROM r.id""",
+        (document_id,),
+    )
 
 
 def corrections(record: dict, title: str, inferred: list[str], matched: bool) -> dict:
@@ -143,16 +160,20 @@ def corrections(record: dict, title: str, inferred: list[str], matched: bool) ->
     document's: otherwise it is flagged (doi_doubtful) and nothing is overwritten."""
     import difflib
     from scirag.crossref import title_key
+
     if not inferred and not matched:
         return {}
     fixes: dict = {"inferred": list(inferred)}
     if "doi" in inferred and record.get("title"):
         similar = difflib.SequenceMatcher(None, title_key(title or ""), title_key(record["title"])).ratio()
-        if similar < 0.8:      # a wrong guess would overwrite this paper with another one
+        if similar < 0.8:  # a wrong guess would overwrite this paper with another one
             return {"doi_doubtful": True}
         fixes["inferred"].remove("doi")
-    for key, value in (("title", record.get("title")), ("authors", record.get("authors")),
-                       ("year", int(record["published"][:4]) if record.get("published") else None)):
+    for key, value in (
+        ("title", record.get("title")),
+        ("authors", record.get("authors")),
+        ("year", int(record["published"][:4]) if record.get("published") else None),
+    ):
         if key in inferred and value:
             fixes[key] = value
             fixes["inferred"].remove(key)
@@ -167,12 +188,20 @@ def apply_corrections(conn: psycopg.Connection, document_id: int, fixes: dict) -
            SET title = coalesce(%s, title), authors = coalesce(%s, authors), year = coalesce(%s, year),
                metadata_inferred = %s
            WHERE id = %s""",
-        (fixes.get("title"), fixes.get("authors"), fixes.get("year"), fixes["inferred"], document_id))
+        (fixes.get("title"), fixes.get("authors"), fixes.get("year"), fixes["inferred"], document_id),
+    )
 
 
-def enrich_one(conn: psycopg.Connection, client: CrossrefClient, row: tuple, *, check_notices: bool = True,
-               use_cache: bool = True, by_title: bool = False,
-               now: Callable[[], datetime] | None = None) -> EnrichResult:
+def enrich_one(
+    conn: psycopg.Connection,
+    client: CrossrefClient,
+    row: tuple,
+    *,
+    check_notices: bool = True,
+    use_cache: bool = True,
+    by_title: bool = False,
+    now: Callable[[], datetime] | None = None,
+) -> EnrichResult:
     doc_id, external_id, raw_doi, old, title, author, year, inferred = row
     doi = normalize_doi(raw_doi)
     matched = None
@@ -182,7 +211,9 @@ def enrich_one(conn: psycopg.Connection, client: CrossrefClient, row: tuple, *, 
         if found.status == "error":
             return EnrichResult(doc_id, external_id, None, "error", error=found.error)
         if found.status == "not_found":
-            return EnrichResult(doc_id, external_id, None, "skipped", error="no DOI, and no Crossref work with this title")
+            return EnrichResult(
+                doc_id, external_id, None, "skipped", error="no DOI, and no Crossref work with this title"
+            )
         doi, matched = found.doi, "bibliographic"
     if doi is None:
         return EnrichResult(doc_id, external_id, raw_doi, "skipped", error="no valid DOI")
@@ -194,8 +225,15 @@ def enrich_one(conn: psycopg.Connection, client: CrossrefClient, row: tuple, *, 
     if got.status == "not_found":
         if (old or {}).get("status") == "ok":
             # Crossref knew it before: keep that record rather than forget it on one 404.
-            return EnrichResult(doc_id, external_id, doi, "not_found", error="Crossref has no record now; kept the previous one",
-                                retracted=old.get("retracted"), cached=got.cached)
+            return EnrichResult(
+                doc_id,
+                external_id,
+                doi,
+                "not_found",
+                error="Crossref has no record now; kept the previous one",
+                retracted=old.get("retracted"),
+                cached=got.cached,
+            )
         record = {"status": "not_found", "doi": doi, "fetched_at": fetched_at}
         refs = None
     else:
@@ -231,14 +269,29 @@ def enrich_one(conn: psycopg.Connection, client: CrossrefClient, row: tuple, *, 
     status = "not_found" if record["status"] == "not_found" else ("enriched" if changes else "unchanged")
     if record.get("doi_doubtful"):
         changes.append("DOI doubtful: Crossref's title is another paper's; record kept, not applied")
-    return EnrichResult(doc_id, external_id, doi, status, changes,
-                        record.get("retracted") if trusted(record) else None, cached=got.cached)
+    return EnrichResult(
+        doc_id,
+        external_id,
+        doi,
+        status,
+        changes,
+        record.get("retracted") if trusted(record) else None,
+        cached=got.cached,
+    )
 
 
-def enrich_documents(conn: psycopg.Connection, client: CrossrefClient, *, external_ids: list[str] | None = None,
-                     missing_only: bool = False, limit: int | None = None, check_notices: bool = True,
-                     use_cache: bool = True, by_title: bool = False,
-                     progress: Callable[[str], None] | None = None) -> list[EnrichResult]:
+def enrich_documents(
+    conn: psycopg.Connection,
+    client: CrossrefClient,
+    *,
+    external_ids: list[str] | None = None,
+    missing_only: bool = False,
+    limit: int | None = None,
+    check_notices: bool = True,
+    use_cache: bool = True,
+    by_title: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> list[EnrichResult]:
     """Enriches every selected document, each in its own transaction; returns one result
     each. by_title: documents without a DOI are looked up by title, first author and year."""
     rows = select_documents(conn, external_ids, missing_only, limit, by_title)
@@ -250,6 +303,7 @@ def enrich_documents(conn: psycopg.Connection, client: CrossrefClient, *, extern
             progress(f"[{i}/{len(rows)}] {res.line()}")
     # Documents ingested after an earlier enrichment resolve the citations that name them.
     from scirag.graph.extract import resolve_citations
+
     resolve_citations(conn)
     conn.commit()
     return results
@@ -259,7 +313,8 @@ def citation_counts(conn: psycopg.Connection) -> dict:
     row = conn.execute(
         """SELECT count(*) FILTER (WHERE cited_document_id IS NOT NULL),
                   count(*) FILTER (WHERE cited_document_id IS NULL)
-           FROM scirag.document_citations""").fetchone()
+           FROM scirag.document_citations"""
+    ).fetchone()
     conn.commit()
     return {"resolved": row[0], "unresolved": row[1]}
 

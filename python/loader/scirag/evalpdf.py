@@ -17,6 +17,7 @@ Metrics, per paper and overall:
   heading_parent_ok  numbered sub-headings (3.1, A.2) whose path element right
                      above them is their parent heading
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,8 @@ def squash(text: str) -> str:
 @dataclass
 class ChunkRecord:
     """What scoring needs from one chunk (from the chunker or from the database)."""
-    kind: str                    # section | prose | table | ...
+
+    kind: str  # section | prose | table | ...
     content: str
     section_path: str = ""
     heading: str | None = None
@@ -54,9 +56,9 @@ class ChunkRecord:
 
 @dataclass
 class GroundTruth:
-    tables: dict[str, list[dict]] = field(default_factory=dict)      # paper -> tables
-    headings: dict[str, list[str]] = field(default_factory=dict)     # paper -> headings
-    questions: dict[str, list[dict]] = field(default_factory=dict)   # paper -> questions
+    tables: dict[str, list[dict]] = field(default_factory=dict)  # paper -> tables
+    headings: dict[str, list[str]] = field(default_factory=dict)  # paper -> headings
+    questions: dict[str, list[dict]] = field(default_factory=dict)  # paper -> questions
     manifest: list[dict] = field(default_factory=list)
 
 
@@ -91,6 +93,7 @@ def load_ground_truth(folder: Path) -> GroundTruth:
 # Tables
 # ---------------------------------------------------------------------------
 
+
 def _row_lines(content: str) -> list[str]:
     """Table chunk lines, squashed, with cell separators removed for label matching."""
     text = re.sub(r"-\s*\n\s*(?=\S)", "-", content)
@@ -102,7 +105,7 @@ def cell_found(lines: list[str], cell: dict) -> bool:
     label, value = squash(cell["row"]), squash(cell["value"])
     for line in lines:
         at = line.find(label)
-        if at >= 0 and value in line[at + len(label):]:
+        if at >= 0 and value in line[at + len(label) :]:
             return True
     return False
 
@@ -138,8 +141,12 @@ def false_table_share(tables: list[dict], chunks: list[ChunkRecord]) -> tuple[in
     partial = False
     for c in chunks:
         for m in _TABLE_LABEL.finditer(c.content if c.is_table else ""):
-            if m.group(1).lower() not in known and m.group(1).isdigit() and known and all(
-                    k.isdigit() and int(k) < int(m.group(1)) for k in known if k.isdigit()):
+            if (
+                m.group(1).lower() not in known
+                and m.group(1).isdigit()
+                and known
+                and all(k.isdigit() and int(k) < int(m.group(1)) for k in known if k.isdigit())
+            ):
                 partial = True
     false = counted = 0
     for c in chunks:
@@ -169,7 +176,7 @@ def split_number(heading: str) -> tuple[str | None, str]:
     text = norm(heading)
     m = _HEAD_NUMBER.match(text)
     if m and not (len(m.group(1)) == 1 and m.group(1).isalpha() and len(text.split()) < 2):
-        return m.group(1).lower(), text[m.end():].strip()
+        return m.group(1).lower(), text[m.end() :].strip()
     return None, text
 
 
@@ -220,6 +227,7 @@ def heading_scores(headings: list[str], chunks: list[ChunkRecord]) -> tuple[int,
 # One paper, many papers
 # ---------------------------------------------------------------------------
 
+
 def score_paper(paper: str, chunks: list[ChunkRecord], gt: GroundTruth) -> dict:
     """Counts (not ratios) so papers can be summed before dividing."""
     tables = gt.tables.get(paper, [])
@@ -234,10 +242,19 @@ def score_paper(paper: str, chunks: list[ChunkRecord], gt: GroundTruth) -> dict:
     false, counted = false_table_share(tables, chunks)
     headings = gt.headings.get(paper, [])
     matched, numbered, parent_ok = heading_scores(headings, chunks)
-    return {"paper": paper, "tables": len(tables), "table_strict_n": strict, "table_cells_n": cells,
-            "table_chunks": counted, "false_tables_n": false, "headings": len(headings),
-            "headings_matched": matched, "numbered_sub": numbered, "parent_ok_n": parent_ok,
-            "tables_missed": missing}
+    return {
+        "paper": paper,
+        "tables": len(tables),
+        "table_strict_n": strict,
+        "table_cells_n": cells,
+        "table_chunks": counted,
+        "false_tables_n": false,
+        "headings": len(headings),
+        "headings_matched": matched,
+        "numbered_sub": numbered,
+        "parent_ok_n": parent_ok,
+        "tables_missed": missing,
+    }
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -245,23 +262,35 @@ def _ratio(a: int, b: int) -> float | None:
 
 
 def ratios(counts: dict) -> dict:
-    return {"table_strict": _ratio(counts["table_strict_n"], counts["tables"]),
-            "table_cells": _ratio(counts["table_cells_n"], counts["tables"]),
-            "false_tables": _ratio(counts["false_tables_n"], counts["table_chunks"]),
-            "heading_recall": _ratio(counts["headings_matched"], counts["headings"]),
-            "heading_parent_ok": _ratio(counts["parent_ok_n"], counts["numbered_sub"])}
+    return {
+        "table_strict": _ratio(counts["table_strict_n"], counts["tables"]),
+        "table_cells": _ratio(counts["table_cells_n"], counts["tables"]),
+        "false_tables": _ratio(counts["false_tables_n"], counts["table_chunks"]),
+        "heading_recall": _ratio(counts["headings_matched"], counts["headings"]),
+        "heading_parent_ok": _ratio(counts["parent_ok_n"], counts["numbered_sub"]),
+    }
 
 
 def total(per_paper: list[dict]) -> dict:
-    keys = ["tables", "table_strict_n", "table_cells_n", "table_chunks", "false_tables_n", "headings",
-            "headings_matched", "numbered_sub", "parent_ok_n"]
+    keys = [
+        "tables",
+        "table_strict_n",
+        "table_cells_n",
+        "table_chunks",
+        "false_tables_n",
+        "headings",
+        "headings_matched",
+        "numbered_sub",
+        "parent_ok_n",
+    ]
     return {k: sum(p[k] for p in per_paper) for k in keys}
 
 
 def records_from_chunks(chunks) -> list[ChunkRecord]:
     """ChunkRecords from scirag.chunk.Chunk objects."""
-    return [ChunkRecord(c.kind, c.content, c.section_path, c.heading, c.is_table, c.page_start, c.page_end)
-            for c in chunks]
+    return [
+        ChunkRecord(c.kind, c.content, c.section_path, c.heading, c.is_table, c.page_start, c.page_end) for c in chunks
+    ]
 
 
 def answer_in(answers: list[str], texts: list[str]) -> bool:
@@ -278,20 +307,23 @@ PDF_EVAL_DB = "scirag_eval_pdf"
 QA_K = 5
 
 
-def eval_dsn(base_dsn: str) -> str:
+def eval_dsn(dsn: str | None) -> str:
     from scirag import db
-    return db.with_dbname(base_dsn, PDF_EVAL_DB)
+
+    return db.benchmark_dsn(dsn, PDF_EVAL_DB)
 
 
 def _cpu_seconds() -> float:
     import resource
+
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
 
 def _peak_rss_mb() -> float:
     import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0     # Linux reports KiB
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
 
 
 def load_folder(dsn: str, folder: Path, engine: str, target_tokens: int, overlap_tokens: int) -> dict:
@@ -322,6 +354,7 @@ def load_folder(dsn: str, folder: Path, engine: str, target_tokens: int, overlap
                 return fn(*args, **kwargs)
             finally:
                 parse_cpu[0] += time.thread_time() - t0
+
         return run
 
     with db.connect(dsn, role=db.LOADER_ROLE) as conn:
@@ -334,46 +367,67 @@ def load_folder(dsn: str, folder: Path, engine: str, target_tokens: int, overlap
             ingest_module.parse_file, ingest_module.chunk_document = real_parse, real_chunk
         seconds, cpu = time.monotonic() - started, _cpu_seconds() - cpu
         pages, parsers = conn.execute(
-            "SELECT coalesce(sum(pages), 0), array_agg(DISTINCT parser) FROM scirag.documents").fetchone()
+            "SELECT coalesce(sum(pages), 0), array_agg(DISTINCT parser) FROM scirag.documents"
+        ).fetchone()
         reports = conn.execute(
             """SELECT external_id, status, reason FROM scirag.ingest_reports
-               WHERE run_id = %s AND (status <> 'added' OR reason IS NOT NULL)""", (counts["run_id"],)).fetchall()
+               WHERE run_id = %s AND (status <> 'added' OR reason IS NOT NULL)""",
+            (counts["run_id"],),
+        ).fetchall()
     # Wall time depends on what else runs on the machine; CPU time of this
     # process (parse, chunk, embed; all threads) is the steadier figure.
-    return {"pages": int(pages), "seconds": round(seconds, 1), "pages_per_s": round(pages / seconds, 2) if seconds else None,
-            "cpu_seconds": round(cpu, 1), "pages_per_cpu_s": round(pages / cpu, 2) if cpu else None,
-            "parse_cpu_seconds": round(parse_cpu[0], 1),
-            "parse_pages_per_cpu_s": round(pages / parse_cpu[0], 2) if parse_cpu[0] else None,
-            "peak_mb": round(_peak_rss_mb()), "parsers": parsers or [], "added": counts["added"],
-            "failed": counts["failed"], "problems": [list(r) for r in reports], "engine": engine}
+    return {
+        "pages": int(pages),
+        "seconds": round(seconds, 1),
+        "pages_per_s": round(pages / seconds, 2) if seconds else None,
+        "cpu_seconds": round(cpu, 1),
+        "pages_per_cpu_s": round(pages / cpu, 2) if cpu else None,
+        "parse_cpu_seconds": round(parse_cpu[0], 1),
+        "parse_pages_per_cpu_s": round(pages / parse_cpu[0], 2) if parse_cpu[0] else None,
+        "peak_mb": round(_peak_rss_mb()),
+        "parsers": parsers or [],
+        "added": counts["added"],
+        "failed": counts["failed"],
+        "problems": [list(r) for r in reports],
+        "engine": engine,
+    }
 
 
 def chunks_by_paper(conn) -> dict[str, list[ChunkRecord]]:
     out: dict[str, list[ChunkRecord]] = {}
     for ext, kind, content, path, heading, is_table, p0, p1 in conn.execute(
-            """SELECT d.external_id, c.kind, c.content, c.section_path, c.heading, c.is_table,
+        """SELECT d.external_id, c.kind, c.content, c.section_path, c.heading, c.is_table,
                       c.page_start, c.page_end
                FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
-               ORDER BY d.external_id, c.ordinal"""):
+               ORDER BY d.external_id, c.ordinal"""
+    ):
         out.setdefault(ext, []).append(ChunkRecord(kind, content, path or "", heading, is_table, p0, p1))
     return out
 
 
-def run_eval(dsn: str, folder: Path, *, engine: str | None = None, profile: str = "interactive",
-             target_tokens: int = 800, overlap_tokens: int = 150, reload: bool = True) -> dict:
+def run_eval(
+    dsn: str,
+    folder: Path,
+    *,
+    engine: str | None = None,
+    profile: str = "interactive",
+    target_tokens: int = 800,
+    overlap_tokens: int = 150,
+    reload: bool = True,
+) -> dict:
     """Loads (unless reload is False), scores per paper and overall, stores an
     eval_runs row of kind 'pdf' with per-paper and per-question eval_results."""
     import os
 
     from scirag import db
-    from scirag.evalqa import reader_connection, start_eval_run
-    from scirag.evaluation import add_results, finish_run
+    from scirag.evalqa import reader_connection
+    from scirag.evaluation import add_results, finish_run, start_run
     from scirag.parse import PDF_ENGINE_ENV, pdf_engine_name
 
     folder = Path(folder)
     gt = load_ground_truth(folder)
     engine = pdf_engine_name(engine)
-    os.environ[PDF_ENGINE_ENV] = engine          # the ingester parses through parse_file
+    os.environ[PDF_ENGINE_ENV] = engine  # the ingester parses through parse_file
     load = load_folder(dsn, folder, engine, target_tokens, overlap_tokens) if reload else {"engine": engine}
 
     with db.connect(dsn, role=db.LOADER_ROLE) as writer, reader_connection(dsn) as reader:
@@ -387,26 +441,49 @@ def run_eval(dsn: str, folder: Path, *, engine: str | None = None, profile: str 
             for q in gt.questions.get(pid, []):
                 got = reader.execute(
                     "SELECT external_id, content FROM scirag.retrieve(%s, k => %s, profile => %s)",
-                    (q["question"], QA_K, profile)).fetchall()
+                    (q["question"], QA_K, profile),
+                ).fetchall()
                 hit = answer_in(q["answers"], [c for _, c in got])
                 q_hits += hit
-                qa_rows.append((q["id"], {"hit@5": int(hit), "paper": pid},
-                                list(dict.fromkeys(e for e, _ in got)), None))
+                qa_rows.append(
+                    (q["id"], {"hit@5": int(hit), "paper": pid}, list(dict.fromkeys(e for e, _ in got)), None)
+                )
             counts["questions"], counts["qa_hits"] = len(gt.questions.get(pid, [])), q_hits
             hits += q_hits
             per_paper.append(counts)
         overall = total(per_paper)
         n_q = sum(p["questions"] for p in per_paper)
-        metrics = {**ratios(overall), "qa_hit5": round(hits / n_q, 4) if n_q else None,
-                   **{k: load[k] for k in ("pages_per_s", "pages_per_cpu_s", "parse_pages_per_cpu_s", "peak_mb",
-                                           "pages", "seconds")
-                      if k in load}}
-        config = {"engine": engine, "profile": profile, "target_tokens": target_tokens,
-                  "overlap_tokens": overlap_tokens, "folder": str(folder), "load": load}
-        run_id = start_eval_run(writer, "pdf", folder.name, engine, config)
-        rows = [(f"paper:{p['paper']}", {**ratios(p), **{k: v for k, v in p.items() if k != "paper"},
-                                         "qa_hit5": _ratio(p["qa_hits"], p["questions"])}, [p["paper"]], None)
-                for p in per_paper]
+        metrics = {
+            **ratios(overall),
+            "qa_hit5": round(hits / n_q, 4) if n_q else None,
+            **{
+                k: load[k]
+                for k in ("pages_per_s", "pages_per_cpu_s", "parse_pages_per_cpu_s", "peak_mb", "pages", "seconds")
+                if k in load
+            },
+        }
+        config = {
+            "engine": engine,
+            "profile": profile,
+            "target_tokens": target_tokens,
+            "overlap_tokens": overlap_tokens,
+            "folder": str(folder),
+            "load": load,
+        }
+        run_id = start_run(writer, reader, "pdf", folder.name, None, engine, config)
+        rows = [
+            (
+                f"paper:{p['paper']}",
+                {
+                    **ratios(p),
+                    **{k: v for k, v in p.items() if k != "paper"},
+                    "qa_hit5": _ratio(p["qa_hits"], p["questions"]),
+                },
+                [p["paper"]],
+                None,
+            )
+            for p in per_paper
+        ]
         add_results(writer, run_id, rows + qa_rows)
         finish_run(writer, run_id, n_q, {k: v for k, v in metrics.items() if v is not None})
     return {"run_id": run_id, "metrics": metrics, "papers": per_paper, "load": load}
@@ -415,13 +492,41 @@ def run_eval(dsn: str, folder: Path, *, engine: str | None = None, profile: str 
 def report_rows(result: dict) -> list[dict]:
     rows = []
     for p in result["papers"]:
-        rows.append({"paper": p["paper"], **ratios(p), "qa_hit5": _ratio(p["qa_hits"], p["questions"]),
-                     "missed": ",".join(t.replace("Table ", "T") for t in p["tables_missed"])})
+        rows.append(
+            {
+                "paper": p["paper"],
+                **ratios(p),
+                "qa_hit5": _ratio(p["qa_hits"], p["questions"]),
+                "missed": ",".join(t.replace("Table ", "T") for t in p["tables_missed"]),
+            }
+        )
     m = result["metrics"]
-    rows.append({"paper": "ALL", **{k: m.get(k) for k in ("table_strict", "table_cells", "false_tables",
-                                                          "heading_recall", "heading_parent_ok", "qa_hit5")}})
+    rows.append(
+        {
+            "paper": "ALL",
+            **{
+                k: m.get(k)
+                for k in (
+                    "table_strict",
+                    "table_cells",
+                    "false_tables",
+                    "heading_recall",
+                    "heading_parent_ok",
+                    "qa_hit5",
+                )
+            },
+        }
+    )
     return rows
 
 
-REPORT_COLUMNS = ["paper", "table_strict", "table_cells", "false_tables", "heading_recall",
-                  "heading_parent_ok", "qa_hit5", "missed"]
+REPORT_COLUMNS = [
+    "paper",
+    "table_strict",
+    "table_cells",
+    "false_tables",
+    "heading_recall",
+    "heading_parent_ok",
+    "qa_hit5",
+    "missed",
+]

@@ -12,6 +12,7 @@ Answers: scirag.answer as the reader role, then the mechanical checks (the same
 scirag_helpers.checks the answer function uses, recomputed here from what the
 answerer was shown), then the blind two-pass judge when a model is configured.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ import yaml
 from psycopg import sql
 
 from scirag import db
-from scirag.evaluation import add_results, finish_run, git_commit
+from scirag.evaluation import add_results, finish_run, start_run
 from scirag.metrics import dedupe, hit_at, mrr, percentile
 from scirag_helpers import checks, judge, prompts
 from scirag_helpers.answer import llm_label
@@ -49,7 +50,7 @@ class Question:
     reference_documents: list = field(default_factory=list)
     evidence_phrases: list = field(default_factory=list)
     tags: list = field(default_factory=list)
-    answers: list = field(default_factory=list)   # acceptable answer strings (JSONL question sets)
+    answers: list = field(default_factory=list)  # acceptable answer strings (JSONL question sets)
 
     @property
     def unanswerable(self) -> bool:
@@ -73,16 +74,20 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
         if q["id"] in seen:
             raise QuestionError(f"{where}: duplicate id {q['id']}")
         seen.add(q["id"])
-        item = Question(id=str(q["id"]), question=str(q["question"]).strip(),
-                        expected_answer=str(q.get("expected_answer") or "").strip(),
-                        reference_documents=[str(x) for x in q.get("reference_documents") or []],
-                        evidence_phrases=[str(x) for x in q.get("evidence_phrases") or []],
-                        tags=[str(x) for x in q.get("tags") or []])
+        item = Question(
+            id=str(q["id"]),
+            question=str(q["question"]).strip(),
+            expected_answer=str(q.get("expected_answer") or "").strip(),
+            reference_documents=[str(x) for x in q.get("reference_documents") or []],
+            evidence_phrases=[str(x) for x in q.get("evidence_phrases") or []],
+            tags=[str(x) for x in q.get("tags") or []],
+        )
         if item.unanswerable and (item.reference_documents or item.evidence_phrases):
             raise QuestionError(f"{where} ({item.id}): an unanswerable question names no evidence")
         if not item.unanswerable and not (item.reference_documents or item.evidence_phrases):
-            raise QuestionError(f"{where} ({item.id}): give reference_documents or evidence_phrases, "
-                                "or tag it unanswerable")
+            raise QuestionError(
+                f"{where} ({item.id}): give reference_documents or evidence_phrases, or tag it unanswerable"
+            )
         out.append(item)
     return out
 
@@ -116,10 +121,17 @@ def load_questions_jsonl(path: Path) -> list[Question]:
         if q["id"] in seen:
             raise QuestionError(f"{where}: duplicate id {q['id']}")
         seen.add(q["id"])
-        out.append(Question(id=str(q["id"]), question=str(q["question"]).strip(),
-                            expected_answer=" | ".join(answers),
-                            reference_documents=[str(q["paper"])] if answers and q.get("paper") else [],
-                            evidence_phrases=list(answers), tags=tags, answers=list(answers)))
+        out.append(
+            Question(
+                id=str(q["id"]),
+                question=str(q["question"]).strip(),
+                expected_answer=" | ".join(answers),
+                reference_documents=[str(q["paper"])] if answers and q.get("paper") else [],
+                evidence_phrases=list(answers),
+                tags=tags,
+                answers=list(answers),
+            )
+        )
     if not out:
         raise QuestionError(f"{path}: no questions")
     return out
@@ -180,14 +192,27 @@ def sync_questions(writer: psycopg.Connection, dataset: str, questions: list[Que
                  expected_answer = excluded.expected_answer, reference_documents = excluded.reference_documents,
                  evidence_phrases = excluded.evidence_phrases, tags = excluded.tags, origin = excluded.origin,
                  loaded_at = now()""",
-            [(dataset, q.id, q.question, q.expected_answer, q.reference_documents, q.evidence_phrases,
-              q.tags, origin) for q in questions])
+            [
+                (
+                    dataset,
+                    q.id,
+                    q.question,
+                    q.expected_answer,
+                    q.reference_documents,
+                    q.evidence_phrases,
+                    q.tags,
+                    origin,
+                )
+                for q in questions
+            ],
+        )
     writer.commit()
 
 
 # ---------------------------------------------------------------------------------
 # Relevance and scope
 # ---------------------------------------------------------------------------------
+
 
 def norm(text: str) -> str:
     return " ".join((text or "").lower().split())
@@ -202,7 +227,8 @@ def is_relevant(item: dict, q: Question) -> bool:
 
 
 def visible_documents(reader: psycopg.Connection) -> set[str]:
-    return {r[0] for r in reader.execute("SELECT external_id FROM scirag.documents")}
+    # readers read documents through the reader API (policies/reader_wall)
+    return {r[0] for r in reader.execute("SELECT external_id FROM scirag.documents_visible()")}
 
 
 def expect_abstain(q: Question, visible: set[str]) -> bool:
@@ -221,21 +247,10 @@ def reader_connection(dsn: str, licenses: str | None = None) -> psycopg.Connecti
     return conn
 
 
-def start_eval_run(writer: psycopg.Connection, kind: str, dataset: str, config_name: str, config: dict) -> int:
-    """An eval_runs row with the full fingerprint (counts incl. graph, embedding
-    versions, latest ingestion, as the loader sees the corpus) and the git commit."""
-    fingerprint = writer.execute("SELECT scirag.corpus_fingerprint_full()").fetchone()[0]
-    run_id = writer.execute(
-        """INSERT INTO scirag.eval_runs (kind, dataset, split, config_name, config, corpus_fingerprint, git_commit)
-           VALUES (%s, %s, NULL, %s, %s, %s, %s) RETURNING id""",
-        (kind, dataset, config_name, json.dumps(config), json.dumps(fingerprint), git_commit())).fetchone()[0]
-    writer.commit()
-    return run_id
-
-
 # ---------------------------------------------------------------------------------
 # Retrieval
 # ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Config:
@@ -244,8 +259,9 @@ class Config:
     options: dict
 
 
-def retrieval_configs(reader: psycopg.Connection, profiles: Iterable[str] | None = None,
-                      ablate: bool = True, presets: bool = True) -> list[Config]:
+def retrieval_configs(
+    reader: psycopg.Connection, profiles: Iterable[str] | None = None, ablate: bool = True, presets: bool = True
+) -> list[Config]:
     """Each profile as stored, then (ablation) the profile with each of its layers off
     in turn, then every named preset when a presets table exists."""
     rows = reader.execute("SELECT name, config FROM scirag.retrieval_profiles ORDER BY name").fetchall()
@@ -263,8 +279,9 @@ def retrieval_configs(reader: psycopg.Connection, profiles: Iterable[str] | None
                 out.append(Config(f"{name}-no_{layer}", name, {"layers": [x for x in layers if x != layer]}))
     if presets and presets_supported(reader):
         for pname, pprofile in reader.execute(
-                "SELECT name, coalesce(scirag.preset_get(name)->'retrieval'->>'profile', 'interactive') "
-                "FROM scirag.presets ORDER BY name").fetchall():
+            "SELECT name, coalesce(scirag.preset_get(name)->'retrieval'->>'profile', 'interactive') "
+            "FROM scirag.presets ORDER BY name"
+        ).fetchall():
             if pprofile in by_name:
                 out.append(Config(f"preset:{pname}", pprofile, {"preset": pname}))
     return out
@@ -274,16 +291,27 @@ def presets_supported(conn: psycopg.Connection) -> bool:
     """Presets are rows (scirag.presets); they are only an ablation config once
     scirag.retrieve reads options.preset (otherwise the run would silently repeat the
     profile and be labelled as something it is not)."""
-    return bool(conn.execute(
-        """SELECT to_regclass('scirag.presets') IS NOT NULL
+    return bool(
+        conn.execute(
+            """SELECT to_regclass('scirag.presets') IS NOT NULL
                   AND to_regprocedure('scirag.preset_get(text)') IS NOT NULL
                   AND EXISTS (SELECT 1 FROM pg_proc WHERE oid = 'scirag.retrieve(text,int,text,jsonb,vector)'::regprocedure
-                              AND prosrc ~ 'preset')""").fetchone()[0])
+                              AND prosrc ~ 'preset')"""
+        ).fetchone()[0]
+    )
 
 
-def run_retrieval(dsn: str, questions: list[Question], configs: list[Config], *, dataset: str = "demo",
-                  k: int = RETRIEVAL_K, licenses: str | None = None, origin: str = "",
-                  progress: Callable[[str], None] = db.echo) -> list[dict]:
+def run_retrieval(
+    dsn: str,
+    questions: list[Question],
+    configs: list[Config],
+    *,
+    dataset: str = "demo",
+    k: int = RETRIEVAL_K,
+    licenses: str | None = None,
+    origin: str = "",
+    progress: Callable[[str], None] = db.echo,
+) -> list[dict]:
     """One eval run per config; returns the summaries (one dict per config)."""
     summaries = []
     with db.connect(dsn, role=db.LOADER_ROLE) as writer, reader_connection(dsn, licenses) as reader:
@@ -291,24 +319,36 @@ def run_retrieval(dsn: str, questions: list[Question], configs: list[Config], *,
         visible = visible_documents(reader)
         scope = scope_of(reader)
         scored = [q for q in questions if not q.unanswerable and not _out_of_scope(q, visible)]
-        skipped = {"unanswerable": sum(q.unanswerable for q in questions),
-                   "out_of_scope": sum(1 for q in questions if not q.unanswerable and _out_of_scope(q, visible))}
+        skipped = {
+            "unanswerable": sum(q.unanswerable for q in questions),
+            "out_of_scope": sum(1 for q in questions if not q.unanswerable and _out_of_scope(q, visible)),
+        }
         for ci, cfg in enumerate(configs, 1):
-            config = {"profile": cfg.profile, "options": cfg.options, "k": k, "scope": scope,
-                      "excluded_questions": skipped}
-            run_id = start_eval_run(writer, "retrieval", dataset, cfg.name, config)
+            config = {
+                "profile": cfg.profile,
+                "options": cfg.options,
+                "k": k,
+                "scope": scope,
+                "excluded_questions": skipped,
+            }
+            run_id = start_run(writer, reader, "retrieval", dataset, None, cfg.name, config)
             rows, per, times = [], {"hit@5": [], "hit@10": [], "mrr": []}, []
             for q in scored:
                 t0 = time.perf_counter()
                 got = reader.execute(
                     """SELECT chunk_id, external_id, content FROM scirag.retrieve(%s, k => %s, profile => %s,
-                           options => %s)""", (q.question, k, cfg.profile, json.dumps(cfg.options))).fetchall()
+                           options => %s)""",
+                    (q.question, k, cfg.profile, json.dumps(cfg.options)),
+                ).fetchall()
                 ms = (time.perf_counter() - t0) * 1000
                 items = [{"chunk_id": str(c), "external_id": e, "content": t} for c, e, t in got]
                 ranked = [it["chunk_id"] for it in items]
                 relevant = {it["chunk_id"] for it in items if is_relevant(it, q)}
-                m = {"hit@5": hit_at(ranked, relevant, 5), "hit@10": hit_at(ranked, relevant, 10),
-                     "mrr": mrr(ranked, relevant, k)}
+                m = {
+                    "hit@5": hit_at(ranked, relevant, 5),
+                    "hit@10": hit_at(ranked, relevant, 10),
+                    "mrr": mrr(ranked, relevant, k),
+                }
                 first = next((i + 1 for i, it in enumerate(items) if it["chunk_id"] in relevant), None)
                 m["first_relevant_rank"] = first
                 for key in per:
@@ -317,13 +357,16 @@ def run_retrieval(dsn: str, questions: list[Question], configs: list[Config], *,
                 rows.append((q.id, m, dedupe([it["external_id"] for it in items]), ms))
             add_results(writer, run_id, rows)
             metrics = {key: (statistics.mean(v) if v else 0.0) for key, v in per.items()}
-            metrics.update({"p50_ms": percentile(times, 50) if times else 0.0,
-                            "p95_ms": percentile(times, 95) if times else 0.0})
+            metrics.update(
+                {"p50_ms": percentile(times, 50) if times else 0.0, "p95_ms": percentile(times, 95) if times else 0.0}
+            )
             finish_run(writer, run_id, len(scored), metrics)
             summary = {"run": run_id, "config": cfg.name, "questions": len(scored), **metrics}
             summaries.append(summary)
-            progress(f"[{ci}/{len(configs)}] {cfg.name}: hit@5 {metrics['hit@5']:.3f}  hit@10 "
-                     f"{metrics['hit@10']:.3f}  MRR {metrics['mrr']:.3f}  ({len(scored)} questions)")
+            progress(
+                f"[{ci}/{len(configs)}] {cfg.name}: hit@5 {metrics['hit@5']:.3f}  hit@10 "
+                f"{metrics['hit@10']:.3f}  MRR {metrics['mrr']:.3f}  ({len(scored)} questions)"
+            )
     return summaries
 
 
@@ -336,34 +379,56 @@ def _out_of_scope(q: Question, visible: set[str]) -> bool:
 # Answers
 # ---------------------------------------------------------------------------------
 
+
 def templates_from_db(conn: psycopg.Connection) -> tuple[prompts.Template, prompts.Template]:
     out = []
     for kind in ("judge_grounding", "judge_correctness"):
-        row = conn.execute("SELECT name, kind, system_text, template FROM scirag.prompt_templates "
-                           "WHERE kind = %s AND name = 'default'", (kind,)).fetchone()
+        row = conn.execute(
+            "SELECT name, kind, system_text, template FROM scirag.prompt_templates "
+            "WHERE kind = %s AND name = 'default'",
+            (kind,),
+        ).fetchone()
         if not row:
             raise RuntimeError(f"no default {kind} template in scirag.prompt_templates")
         out.append(prompts.Template(*row).validate())
     return out[0], out[1]
 
 
-def evaluate_answer(result: dict, q: Question, expect: bool, llm, grounding_t, correctness_t,
-                    label: str | None = None) -> tuple[dict, judge.Judgment]:
+def evaluate_answer(
+    result: dict, q: Question, expect: bool, llm, grounding_t, correctness_t, label: str | None = None
+) -> tuple[dict, judge.Judgment]:
     """Mechanical checks (recomputed from what the answerer was shown, never taken from
     the answer object) and the blind judge."""
     shown = result.get("prompt_sources") or []
     by_n = {s["n"]: s for s in result.get("sources") or []}
     judged_sources = [{**by_n.get(s["n"], {}), **s} for s in shown]
     chk = checks.run_checks(result["answer"], shown, expect_abstain=expect)
-    j = judge.judge_answer(llm, question=q.question, answer=result["answer"], sources=judged_sources,
-                           reference=q.expected_answer, grounding_template=grounding_t,
-                           correctness_template=correctness_t, model_label=label)
+    j = judge.judge_answer(
+        llm,
+        question=q.question,
+        answer=result["answer"],
+        sources=judged_sources,
+        reference=q.expected_answer,
+        grounding_template=grounding_t,
+        correctness_template=correctness_t,
+        model_label=label,
+    )
     return chk, j
 
 
-def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", options: dict | None = None,
-                config_name: str | None = None, licenses: str | None = None, llm=None, origin: str = "",
-                progress: Callable[[str], None] = db.echo, every: int = 1) -> dict:
+def run_answers(
+    dsn: str,
+    questions: list[Question],
+    *,
+    dataset: str = "demo",
+    options: dict | None = None,
+    config_name: str | None = None,
+    licenses: str | None = None,
+    llm=None,
+    origin: str = "",
+    progress: Callable[[str], None] = db.echo,
+    every: int = 1,
+) -> dict:
     """One answer-evaluation run over the questions; returns its summary."""
     options = dict(options or {})
     label = llm_label(llm) if llm is not None else None
@@ -371,10 +436,14 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
         sync_questions(writer, dataset, questions, origin)
         grounding_t, correctness_t = templates_from_db(writer)
         visible = visible_documents(reader)
-        config = {"answer_options": options, "scope": scope_of(reader), "judge": label or judge.SKIPPED,
-                  "judge_temperature": 0.0}
+        config = {
+            "answer_options": options,
+            "scope": scope_of(reader),
+            "judge": label or judge.SKIPPED,
+            "judge_temperature": 0.0,
+        }
         name = config_name or _config_name(options)
-        run_id = start_eval_run(writer, "answer", dataset, name, config)
+        run_id = start_run(writer, reader, "answer", dataset, None, name, config)
         rows, results, answerers = [], [], set()
         started = time.monotonic()
         for i, q in enumerate(questions, 1):
@@ -390,40 +459,82 @@ def run_answers(dsn: str, questions: list[Question], *, dataset: str = "demo", o
             correct, holds = answer_scores(result, q, expect, chk["abstained"])
             evidence_docs = sorted({r["document_id"] for r in result.get("retrieval") or []})
             row = {
-                "question_id": q.id, "tags": q.tags, "expect_abstain": expect, "answer": result["answer"],
-                "answerer": result["answerer"], "intent": result.get("intent"), "abstained": chk["abstained"],
-                "citations": json.dumps(result.get("citations") or []), "evidence_documents": evidence_docs,
-                "evidence_hit": hit, "sources_shown": len(result.get("prompt_sources") or []),
-                "prompt_tokens": _prompt_tokens(result), "citations_ok": chk["citations_ok"],
-                "invalid_citations": chk["invalid_citations"], "numbers_ok": chk["numbers_ok"],
-                "ungrounded_numbers": chk["ungrounded_numbers"], "abstention_ok": bool(chk["abstention_ok"]),
-                "uncited_sentences": chk["uncited_sentences"], "answer_correct": correct,
-                "cited_holds_answer": holds, "supports_ok": chk["supports_ok"], "unsupported": chk["unsupported"],
-                "judge_status": j.status, "judge_model": j.model,
-                "grounding_status": j.grounding_status, "correctness_status": j.correctness_status,
-                "groundedness": j.scores.get("groundedness"), "citation_accuracy": j.scores.get("citation_accuracy"),
-                "completeness": j.scores.get("completeness"), "correctness": j.scores.get("correctness"),
+                "question_id": q.id,
+                "tags": q.tags,
+                "expect_abstain": expect,
+                "answer": result["answer"],
+                "answerer": result["answerer"],
+                "intent": result.get("intent"),
+                "abstained": chk["abstained"],
+                "citations": json.dumps(result.get("citations") or []),
+                "evidence_documents": evidence_docs,
+                "evidence_hit": hit,
+                "sources_shown": len(result.get("prompt_sources") or []),
+                "prompt_tokens": _prompt_tokens(result),
+                "citations_ok": chk["citations_ok"],
+                "invalid_citations": chk["invalid_citations"],
+                "numbers_ok": chk["numbers_ok"],
+                "ungrounded_numbers": chk["ungrounded_numbers"],
+                "abstention_ok": bool(chk["abstention_ok"]),
+                "uncited_sentences": chk["uncited_sentences"],
+                "answer_correct": correct,
+                "cited_holds_answer": holds,
+                "supports_ok": chk["supports_ok"],
+                "unsupported": chk["unsupported"],
+                "judge_status": j.status,
+                "judge_model": j.model,
+                "grounding_status": j.grounding_status,
+                "correctness_status": j.correctness_status,
+                "groundedness": j.scores.get("groundedness"),
+                "citation_accuracy": j.scores.get("citation_accuracy"),
+                "completeness": j.scores.get("completeness"),
+                "correctness": j.scores.get("correctness"),
                 "judge_error": "; ".join(j.errors) or None,
-                "judge_rationale": json.dumps(j.rationale) if j.rationale else None, "ms": ms}
+                "judge_rationale": json.dumps(j.rationale) if j.rationale else None,
+                "ms": ms,
+            }
             insert_answer_row(writer, run_id, row)
             rows.append(row)
-            results.append((q.id, {k: row[k] for k in ("citations_ok", "numbers_ok", "supports_ok", "abstention_ok",
-                                                       "abstained", "expect_abstain", "evidence_hit",
-                                                       "answer_correct", "cited_holds_answer", "judge_status")}
-                            | {k: v for k, v in j.scores.items()},
-                            dedupe([r["external_id"] for r in result.get("retrieval") or []]), ms))
+            results.append(
+                (
+                    q.id,
+                    {
+                        k: row[k]
+                        for k in (
+                            "citations_ok",
+                            "numbers_ok",
+                            "supports_ok",
+                            "abstention_ok",
+                            "abstained",
+                            "expect_abstain",
+                            "evidence_hit",
+                            "answer_correct",
+                            "cited_holds_answer",
+                            "judge_status",
+                        )
+                    }
+                    | {k: v for k, v in j.scores.items()},
+                    dedupe([r["external_id"] for r in result.get("retrieval") or []]),
+                    ms,
+                )
+            )
             if i % every == 0 or i == len(questions):
                 rate = i / max(time.monotonic() - started, 1e-9)
-                progress(f"  [{i}/{len(questions)}] {q.id}: {'abstained' if chk['abstained'] else 'answered'}"
-                         f"{'' if chk['abstention_ok'] else ' (abstention wrong)'}, citations "
-                         f"{'ok' if chk['citations_ok'] else 'BAD'}, numbers {'ok' if chk['numbers_ok'] else 'BAD'}, "
-                         f"supports {'ok' if chk['supports_ok'] else 'BAD'}"
-                         + ("" if correct is None else f", {'correct' if correct else 'WRONG'}") + ", "
-                         f"judge {j.status} ({rate:.1f} q/s)")
+                progress(
+                    f"  [{i}/{len(questions)}] {q.id}: {'abstained' if chk['abstained'] else 'answered'}"
+                    f"{'' if chk['abstention_ok'] else ' (abstention wrong)'}, citations "
+                    f"{'ok' if chk['citations_ok'] else 'BAD'}, numbers {'ok' if chk['numbers_ok'] else 'BAD'}, "
+                    f"supports {'ok' if chk['supports_ok'] else 'BAD'}"
+                    + ("" if correct is None else f", {'correct' if correct else 'WRONG'}")
+                    + ", "
+                    f"judge {j.status} ({rate:.1f} q/s)"
+                )
         add_results(writer, run_id, results)
         metrics = aggregate(rows)
-        writer.execute("UPDATE scirag.eval_runs SET config = config || %s WHERE id = %s",
-                       (json.dumps({"answerers": sorted(answerers)}), run_id))
+        writer.execute(
+            "UPDATE scirag.eval_runs SET config = config || %s WHERE id = %s",
+            (json.dumps({"answerers": sorted(answerers)}), run_id),
+        )
         finish_run(writer, run_id, len(rows), metrics)
     return {"run": run_id, "config": name, "dataset": dataset, "questions": len(rows), **metrics}
 
@@ -448,8 +559,10 @@ def insert_answer_row(writer: psycopg.Connection, run_id: int, row: dict) -> Non
     writer.execute(
         sql.SQL("INSERT INTO scirag.eval_answers ({}) VALUES ({})").format(
             sql.SQL(", ").join(map(sql.Identifier, ["run_id", *cols])),
-            sql.SQL(", ").join(sql.Placeholder() * (len(cols) + 1))),
-        [run_id, *[row[c] for c in cols]])
+            sql.SQL(", ").join(sql.Placeholder() * (len(cols) + 1)),
+        ),
+        [run_id, *[row[c] for c in cols]],
+    )
     writer.commit()
 
 

@@ -10,6 +10,7 @@ them is shortened to point at the final survivor) and entity_resolution_audit ro
 
 Everything runs in one transaction: --apply either does all of it or nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -46,7 +47,8 @@ def collapse_tombstone_chains(conn) -> int:
             """UPDATE scirag.kg_entities t SET canonical_entity_id = s.canonical_entity_id
                FROM scirag.kg_entities s
                WHERE t.canonical_entity_id = s.id AND s.canonical_entity_id IS NOT NULL
-                 AND s.canonical_entity_id <> t.id""").rowcount
+                 AND s.canonical_entity_id <> t.id"""
+        ).rowcount
         total += n
         if n == 0:
             return total
@@ -64,10 +66,12 @@ def move_mentions_off_tombstones(conn) -> int:
            WHERE e.canonical_entity_id IS NOT NULL
            ORDER BY e.canonical_entity_id, o.chunk_id, o.surface_key, o.occurrences DESC
            ON CONFLICT (entity_id, chunk_id, surface_key) DO UPDATE
-             SET occurrences = greatest(m.occurrences, excluded.occurrences), heading = m.heading OR excluded.heading""")
+             SET occurrences = greatest(m.occurrences, excluded.occurrences), heading = m.heading OR excluded.heading"""
+    )
     conn.execute(
         """DELETE FROM scirag.kg_mentions m USING scirag.kg_entities e
-           WHERE e.id = m.entity_id AND e.canonical_entity_id IS NOT NULL""")
+           WHERE e.id = m.entity_id AND e.canonical_entity_id IS NOT NULL"""
+    )
     return n
 
 
@@ -86,9 +90,9 @@ def move_relationships_off_tombstones(conn) -> int:
            WHERE src <> tgt      -- both ends merged into one entity: no longer an edge
            ORDER BY rel_type, src, tgt, chunk_id, confidence DESC
            ON CONFLICT (rel_type, source_entity_id, target_entity_id, chunk_id) DO UPDATE
-             SET confidence = greatest(r.confidence, excluded.confidence)""")
-    conn.execute(
-        f"DELETE FROM scirag.kg_relationships WHERE id IN ({GRAPH_GARBAGE['relationships_on_tombstones']})")
+             SET confidence = greatest(r.confidence, excluded.confidence)"""
+    )
+    conn.execute(f"DELETE FROM scirag.kg_relationships WHERE id IN ({GRAPH_GARBAGE['relationships_on_tombstones']})")
     return n
 
 
@@ -97,12 +101,15 @@ def remove_postings_of_deleted_chunks(conn) -> int:
     chunk is gone or is a section chunk."""
     n = conn.execute(
         """DELETE FROM scirag.kw_postings p
-           WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = p.chunk_id AND c.kind <> 'section')""").rowcount
+           WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = p.chunk_id AND c.kind <> 'section')"""
+    ).rowcount
     if conn.execute("SELECT to_regclass('scirag.kw_blocks') IS NOT NULL").fetchone()[0]:
         bad = """SELECT DISTINCT b.lexeme, b.license, b.source, b.block FROM scirag.kw_blocks b, unnest(b.chunk_ids) AS u(id)
                  WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = u.id AND c.kind <> 'section')"""
         n += conn.execute("""SELECT count(*) FROM scirag.kw_blocks b, unnest(b.chunk_ids) AS u(id)
-                              WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = u.id AND c.kind <> 'section')""").fetchone()[0]
+                              WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = u.id AND c.kind <> 'section')""").fetchone()[
+            0
+        ]
         # Filtering keeps the impact order; the block bounds are recomputed from what is left.
         conn.execute(f"""
             WITH bad AS ({bad}),
@@ -131,7 +138,9 @@ def rebuild_keyword_stats(conn) -> int:
     if not wrong:
         return 0
     # Loaders adding chunks meanwhile would add to statistics being rebuilt: hold them off.
-    conn.execute("LOCK TABLE scirag.kw_postings, scirag.kw_term_stats, scirag.kw_class_stats IN SHARE ROW EXCLUSIVE MODE")
+    conn.execute(
+        "LOCK TABLE scirag.kw_postings, scirag.kw_term_stats, scirag.kw_class_stats IN SHARE ROW EXCLUSIVE MODE"
+    )
     p = postings_sql(conn)
     conn.execute("DELETE FROM scirag.kw_term_stats")
     conn.execute(f"""INSERT INTO scirag.kw_term_stats (license, source, lexeme, df)
@@ -151,36 +160,48 @@ def run_gc(conn: psycopg.Connection, apply: bool = False, empty_documents: bool 
         if not apply:
             for name, sql in GRAPH_GARBAGE.items():
                 a[name] = _count(conn, sql)
-            a["tombstone_chains_shortened"] = _count(conn, """
+            a["tombstone_chains_shortened"] = _count(
+                conn,
+                """
                 SELECT 1 FROM scirag.kg_entities t JOIN scirag.kg_entities s ON s.id = t.canonical_entity_id
-                WHERE s.canonical_entity_id IS NOT NULL""")
+                WHERE s.canonical_entity_id IS NOT NULL""",
+            )
             d = keyword_drift(conn)
             a["postings_of_deleted_chunks"] = d["orphan_postings"]
             a["keyword_statistics_rows"] = d["term_rows"] + d["class_rows"]
             if empty_documents:
-                a["empty_documents"] = _count(conn, """SELECT 1 FROM scirag.documents d
-                    WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.document_id = d.id)""")
+                a["empty_documents"] = _count(
+                    conn,
+                    """SELECT 1 FROM scirag.documents d
+                    WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.document_id = d.id)""",
+                )
             conn.rollback()
             return report
         a["tombstone_chains_shortened"] = collapse_tombstone_chains(conn)
         a["mentions_on_tombstones"] = move_mentions_off_tombstones(conn)
         a["relationships_on_tombstones"] = move_relationships_off_tombstones(conn)
         a["relationships_without_evidence"] = conn.execute(
-            f"DELETE FROM scirag.kg_relationships WHERE id IN ({GRAPH_GARBAGE['relationships_without_evidence']})").rowcount
+            f"DELETE FROM scirag.kg_relationships WHERE id IN ({GRAPH_GARBAGE['relationships_without_evidence']})"
+        ).rowcount
         a["stale_communities"] = conn.execute(
-            f"DELETE FROM scirag.kg_communities WHERE id IN ({GRAPH_GARBAGE['stale_communities']})").rowcount
+            f"DELETE FROM scirag.kg_communities WHERE id IN ({GRAPH_GARBAGE['stale_communities']})"
+        ).rowcount
         a["orphan_entities"] = conn.execute(
-            f"DELETE FROM scirag.kg_entities WHERE id IN ({GRAPH_GARBAGE['orphan_entities']})").rowcount
+            f"DELETE FROM scirag.kg_entities WHERE id IN ({GRAPH_GARBAGE['orphan_entities']})"
+        ).rowcount
         a["dangling_citations"] = conn.execute(
-            f"UPDATE scirag.document_citations SET cited_document_id = NULL WHERE id IN ({GRAPH_GARBAGE['dangling_citations']})").rowcount
+            f"UPDATE scirag.document_citations SET cited_document_id = NULL WHERE id IN ({GRAPH_GARBAGE['dangling_citations']})"
+        ).rowcount
         if empty_documents:
             a["empty_documents"] = conn.execute(
                 """DELETE FROM scirag.documents d
-                   WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.document_id = d.id)""").rowcount
+                   WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.document_id = d.id)"""
+            ).rowcount
         a["postings_of_deleted_chunks"] = remove_postings_of_deleted_chunks(conn)
         a["keyword_statistics_rows"] = rebuild_keyword_stats(conn)
         from scirag.graph.extract import resolve_citations
-        resolve_citations(conn)     # an unresolved DOI may name another corpus document
+
+        resolve_citations(conn)  # an unresolved DOI may name another corpus document
         conn.commit()
     except BaseException:
         conn.rollback()

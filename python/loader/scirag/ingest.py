@@ -1,4 +1,5 @@
 """parse -> chunk -> classify license -> deduplicate -> embed -> store (one transaction)."""
+
 from __future__ import annotations
 
 import time
@@ -13,29 +14,52 @@ from scirag.manifest import Entry, ManifestError, read_manifest
 from scirag.parse import ParseError, parse_file, parse_text
 from scirag_helpers.embedder import Embedder, EmbeddingError, to_pgvector
 
-CHUNK_COLUMNS = ("document_id", "ordinal", "parent_ordinal", "kind", "level", "section_path", "heading",
-                 "is_table", "content", "token_count", "line_start", "line_end", "page_start", "page_end",
-                 "license", "source", "embedding", "embedding_version", "is_reference")
+CHUNK_COLUMNS = (
+    "document_id",
+    "ordinal",
+    "parent_ordinal",
+    "kind",
+    "level",
+    "section_path",
+    "heading",
+    "is_table",
+    "content",
+    "token_count",
+    "line_start",
+    "line_end",
+    "page_start",
+    "page_end",
+    "license",
+    "source",
+    "embedding",
+    "embedding_version",
+    "is_reference",
+    "body",
+)
 
 
 @dataclass
 class Outcome:
-    status: str          # added | duplicate | failed
+    status: str  # added | duplicate | failed
     reason: str | None = None
     document_id: int | None = None
     chunks: int = 0
 
 
 class Ingester:
-    def __init__(self, conn: psycopg.Connection, embedder: Embedder | None = None,
-                 target_tokens: int = 800, overlap_tokens: int = 150):
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        embedder: Embedder | None = None,
+        target_tokens: int = 800,
+        overlap_tokens: int = 150,
+    ):
         self.conn = conn
         self.embedder = embedder or Embedder(threads=2, expected_dim=self._column_dim())
         self.target_tokens, self.overlap_tokens = target_tokens, overlap_tokens
 
     def _column_dim(self) -> int:
-        return int(self.conn.execute(
-            "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
+        return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
     def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None) -> Outcome:
         if entry.path is not None:
@@ -46,8 +70,9 @@ class Ingester:
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")
         digest = content_hash(chunks)
-        dup = self.conn.execute("SELECT id, external_id, license::text FROM scirag.documents WHERE content_hash = %s",
-                                (digest,)).fetchone()
+        dup = self.conn.execute(
+            "SELECT id, external_id, license::text FROM scirag.documents WHERE content_hash = %s", (digest,)
+        ).fetchone()
         self.conn.commit()
         if dup:
             return self._duplicate(entry, *dup)
@@ -64,9 +89,23 @@ class Ingester:
                            source, content_hash, source_path, parser, pages, ingest_run_id, arxiv_id,
                            metadata_inferred)
                        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-                    (entry.id, entry.title, entry.authors, entry.year, entry.journal, entry.doi, entry.license,
-                     entry.source, digest, shown_path(entry.path, entry.base or base), doc.parser, doc.pages,
-                     run_id, entry.arxiv_id, entry.inferred),
+                    (
+                        entry.id,
+                        entry.title,
+                        entry.authors,
+                        entry.year,
+                        entry.journal,
+                        entry.doi,
+                        entry.license,
+                        entry.source,
+                        digest,
+                        shown_path(entry.path, entry.base or base),
+                        doc.parser,
+                        doc.pages,
+                        run_id,
+                        entry.arxiv_id,
+                        entry.inferred,
+                    ),
                 ).fetchone()[0]
                 self._insert_chunks(doc_id, entry, chunks, vectors)
         except psycopg.errors.UniqueViolation:
@@ -82,11 +121,14 @@ class Ingester:
         reason = f"same content as document {external_id}"
         if "license" in entry.stated and entry.license != stored:
             if stored != "unknown":
-                return Outcome("duplicate", f"{reason} (stored license {stored} kept; this run says {entry.license})",
-                               doc_id)
+                return Outcome(
+                    "duplicate", f"{reason} (stored license {stored} kept; this run says {entry.license})", doc_id
+                )
             with self.conn.transaction():
-                self.conn.execute("UPDATE scirag.documents SET license = %s WHERE id = %s AND license = 'unknown'",
-                                  (entry.license, doc_id))
+                self.conn.execute(
+                    "UPDATE scirag.documents SET license = %s WHERE id = %s AND license = 'unknown'",
+                    (entry.license, doc_id),
+                )
             return Outcome("duplicate", f"{reason}; license unknown -> {entry.license}", doc_id)
         return Outcome("duplicate", reason, doc_id)
 
@@ -97,11 +139,30 @@ class Ingester:
         rows = []
         for c in chunks:
             vec = vectors.get(c.ordinal) if c.kind != "section" else None
-            rows.append((doc_id, c.ordinal, c.parent_ordinal, c.kind, c.level, c.section_path,
-                         c.heading, c.is_table, c.content.replace("\x00", ""), c.token_count,
-                         c.line_start, c.line_end, c.page_start, c.page_end, entry.license,
-                         entry.source, to_pgvector(vec) if vec is not None else None,
-                         self.embedder.version if vec is not None else None, c.is_reference))
+            rows.append(
+                (
+                    doc_id,
+                    c.ordinal,
+                    c.parent_ordinal,
+                    c.kind,
+                    c.level,
+                    c.section_path,
+                    c.heading,
+                    c.is_table,
+                    c.content.replace("\x00", ""),
+                    c.token_count,
+                    c.line_start,
+                    c.line_end,
+                    c.page_start,
+                    c.page_end,
+                    entry.license,
+                    entry.source,
+                    to_pgvector(vec) if vec is not None else None,
+                    self.embedder.version if vec is not None else None,
+                    c.is_reference,
+                    c.body.replace("\x00", ""),
+                )
+            )
         with self.conn.cursor() as cur:
             cur.executemany(f"INSERT INTO scirag.chunks ({cols}) VALUES ({marks})", rows)
 
@@ -127,8 +188,9 @@ def _report_text(value: str | None) -> str | None:
     return value.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
 
 
-def ingest_manifest(conn: psycopg.Connection, manifest: Path, ingester: Ingester | None = None,
-                    allow_outside: bool = False) -> dict:
+def ingest_manifest(
+    conn: psycopg.Connection, manifest: Path, ingester: Ingester | None = None, allow_outside: bool = False
+) -> dict:
     """Ingests every manifest line; a failing document becomes a report row and the run goes on.
 
     Paths must lie inside the manifest's folder unless ``allow_outside``."""
@@ -136,15 +198,17 @@ def ingest_manifest(conn: psycopg.Connection, manifest: Path, ingester: Ingester
     return ingest_entries(conn, entries, str(manifest), ingester, manifest.parent)
 
 
-def ingest_entries(conn: psycopg.Connection, entries: list, label: str, ingester: Ingester | None = None,
-                   base: Path | None = None) -> dict:
+def ingest_entries(
+    conn: psycopg.Connection, entries: list, label: str, ingester: Ingester | None = None, base: Path | None = None
+) -> dict:
     """Ingests (line_no, Entry | ManifestError) items as one run named label (a manifest
     path, or the paths given to `scirag ingest`); base: the folder source paths are
     shown relative to, for entries that carry no base of their own."""
     ingester = ingester or Ingester(conn)
     run_id = conn.execute(
         "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
-        (_report_text(label), ingester.embedder.version)).fetchone()[0]
+        (_report_text(label), ingester.embedder.version),
+    ).fetchone()[0]
     conn.commit()
     counts = {"added": 0, "duplicate": 0, "failed": 0}
     for i, (line_no, entry) in enumerate(entries, 1):
@@ -158,7 +222,7 @@ def ingest_entries(conn: psycopg.Connection, entries: list, label: str, ingester
                 outcome = ingester.ingest_entry(entry, run_id, base)
             except (psycopg.OperationalError, psycopg.InterfaceError, EmbeddingError):
                 raise  # the server or the model is gone: nothing later could succeed either
-            except Exception as exc:  # noqa: BLE001 - one bad document is a report row, never a crashed corpus
+            except Exception as exc:  # one bad document is a report row, never a crashed corpus
                 conn.rollback()
                 kind = "parse error" if isinstance(exc, ParseError) else type(exc).__name__
                 outcome = Outcome("failed", f"{kind}: {exc}")
@@ -168,15 +232,32 @@ def ingest_entries(conn: psycopg.Connection, entries: list, label: str, ingester
         conn.execute(
             """INSERT INTO scirag.ingest_reports (run_id, line_no, external_id, path, status, reason,
                    document_id, chunks, seconds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            (run_id, line_no, _report_text(ident), _report_text(path), outcome.status, _report_text(outcome.reason),
-             outcome.document_id, outcome.chunks, seconds))
+            (
+                run_id,
+                line_no,
+                _report_text(ident),
+                _report_text(path),
+                outcome.status,
+                _report_text(outcome.reason),
+                outcome.document_id,
+                outcome.chunks,
+                seconds,
+            ),
+        )
         conn.commit()
-        detail = (f"{outcome.chunks} chunks" + (f"; {outcome.reason}" if outcome.reason else "")
-                  if outcome.status == "added" else (outcome.reason or ""))
-        echo(f"[{i}/{len(entries)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
-             f"({_report_text(detail)}, {seconds:.1f}s)")
-    conn.execute("UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s "
-                 "WHERE id = %s", (counts["added"], counts["duplicate"], counts["failed"], run_id))
+        detail = (
+            f"{outcome.chunks} chunks" + (f"; {outcome.reason}" if outcome.reason else "")
+            if outcome.status == "added"
+            else (outcome.reason or "")
+        )
+        echo(
+            f"[{i}/{len(entries)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
+            f"({_report_text(detail)}, {seconds:.1f}s)"
+        )
+    conn.execute(
+        "UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s WHERE id = %s",
+        (counts["added"], counts["duplicate"], counts["failed"], run_id),
+    )
     conn.commit()
     echo(f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed")
     return {"run_id": run_id, **counts}

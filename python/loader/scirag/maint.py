@@ -1,5 +1,6 @@
 """The fixes `scirag doctor` names: re-embedding stale chunks, removing duplicate
 documents, and acting on retracted documents."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -10,25 +11,31 @@ from psycopg import sql
 from scirag.doctor import configured_embedding_version, duplicate_groups
 
 
-def reembed_stale(conn: psycopg.Connection, embedder=None, batch: int = 64,
-                  progress: Callable[[str], None] | None = None) -> tuple[int, str]:
+def reembed_stale(
+    conn: psycopg.Connection, embedder=None, batch: int = 64, progress: Callable[[str], None] | None = None
+) -> tuple[int, str]:
     """Re-embeds every embedded chunk whose embedding_version is not the configured
     embedder's, one transaction per batch; returns (chunks, version)."""
     version = configured_embedding_version(conn)
     conn.commit()
     if embedder is None:
         from scirag_helpers.embedder import Embedder
+
         dim = int(version.rsplit("/", 1)[1])
         embedder = Embedder(threads=2, expected_dim=dim)
     if embedder.version != version:
-        raise RuntimeError(f"the configured embedder is {version} (scirag.settings embedding_model/embedding_dim), "
-                           f"but this loader embeds with {embedder.version}: install or configure that model first")
+        raise RuntimeError(
+            f"the configured embedder is {version} (scirag.settings embedding_model/embedding_dim), "
+            f"but this loader embeds with {embedder.version}: install or configure that model first"
+        )
     done = 0
     while True:
         rows = conn.execute(
             """SELECT id, content FROM scirag.chunks
                WHERE embedding IS NOT NULL AND embedding_version IS DISTINCT FROM %s
-               ORDER BY id LIMIT %s""", (version, batch)).fetchall()
+               ORDER BY id LIMIT %s""",
+            (version, batch),
+        ).fetchall()
         if not rows:
             conn.commit()
             return done, version
@@ -36,7 +43,8 @@ def reembed_stale(conn: psycopg.Connection, embedder=None, batch: int = 64,
         with conn.cursor() as cur:
             cur.executemany(
                 "UPDATE scirag.chunks SET embedding = %s::vector, embedding_version = %s WHERE id = %s",
-                [("[" + ",".join(f"{x:.7g}" for x in v) + "]", version, r[0]) for r, v in zip(rows, vecs)])
+                [("[" + ",".join(f"{x:.7g}" for x in v) + "]", version, r[0]) for r, v in zip(rows, vecs)],
+            )
         conn.commit()
         done += len(rows)
         if progress:
@@ -50,7 +58,7 @@ def dedupe(conn: psycopg.Connection, apply: bool = False) -> list[tuple[str, str
     out, doomed = [], set()
     for reason, ids, exts in groups:
         keep = ids[0]
-        if keep in doomed:      # already going as a copy in another group: nothing to keep here
+        if keep in doomed:  # already going as a copy in another group: nothing to keep here
             continue
         drop = [(i, e) for i, e in zip(ids[1:], exts[1:]) if i not in doomed]
         doomed.update(i for i, _ in drop)
@@ -66,7 +74,8 @@ def retracted_documents(conn: psycopg.Connection) -> list[tuple]:
     """(id, external id, DOI, DOI of the retraction notice) of every retracted document."""
     rows = conn.execute(
         """SELECT id, external_id, doi, crossref -> 'retraction' ->> 'doi' FROM scirag.documents
-           WHERE retracted ORDER BY id""").fetchall()
+           WHERE retracted ORDER BY id"""
+    ).fetchall()
     conn.commit()
     return rows
 

@@ -1,4 +1,5 @@
 """The corpus manifest: one JSON object per line declaring identity and rights."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ class ManifestError(ValueError):
         self.id = ident
 
 
-MAX_FIELD_CHARS = 4096    # ids, paths, titles: a report row and an index key, not a document
+MAX_FIELD_CHARS = 4096  # ids, paths, titles: a report row and an index key, not a document
 
 
 def _clean_id(value) -> str | None:
@@ -48,14 +49,15 @@ def confine(base: Path, relative: str, allow_outside: bool = False) -> Path:
     """The file a manifest path names, which must lie inside the manifest's folder
     (after resolving "..", symbolic links and absolute paths) unless allow_outside:
     a manifest must not make the loader read /etc/passwd or /proc into the corpus."""
-    target = (base / relative)
+    target = base / relative
     if allow_outside:
         return target
     root = base.resolve()
     resolved = target.resolve()
     if not resolved.is_relative_to(root):
-        raise ValueError(f"path '{relative}' resolves outside the manifest's folder {root} "
-                         "(pass --allow-outside to permit it)")
+        raise ValueError(
+            f"path '{relative}' resolves outside the manifest's folder {root} (pass --allow-outside to permit it)"
+        )
     return resolved
 
 
@@ -110,7 +112,7 @@ def parse_entry(raw: str, line_no: int, base: Path, allow_outside: bool = False)
         if isinstance(obj.get(key), str) and key != "text" and _bad_text(obj[key]):
             raise ManifestError(f"{where}: '{key}' {_bad_text(obj[key])}", shown)
     if isinstance(obj.get("text"), str) and "\x00" in obj["text"]:
-        obj["text"] = obj["text"].replace("\x00", "")     # as parsed files: NUL never reaches the database
+        obj["text"] = obj["text"].replace("\x00", "")  # as parsed files: NUL never reaches the database
     try:
         return _entry(obj, ident, line_no, where, base, allow_outside)
     except ManifestError as exc:
@@ -145,10 +147,19 @@ def _entry(obj: dict, ident: str, line_no: int, where: str, base: Path, allow_ou
     except (ValueError, OSError) as exc:
         raise ManifestError(f"{where}: {exc}") from None
     return Entry(
-        line_no=line_no, id=ident.strip(), title=(obj.get("title") or ident).strip(),
-        path=path, text=obj.get("text"), fmt=fmt, authors=authors, year=year,
-        doi=obj.get("doi"), journal=obj.get("journal"),
-        source=obj.get("source") or "unspecified", license=license_, arxiv_id=obj.get("arxiv_id"),
+        line_no=line_no,
+        id=ident.strip(),
+        title=(obj.get("title") or ident).strip(),
+        path=path,
+        text=obj.get("text"),
+        fmt=fmt,
+        authors=authors,
+        year=year,
+        doi=obj.get("doi"),
+        journal=obj.get("journal"),
+        source=obj.get("source") or "unspecified",
+        license=license_,
+        arxiv_id=obj.get("arxiv_id"),
         stated=frozenset(k for k, v in obj.items() if v not in (None, "", [])),
     )
 

@@ -1,4 +1,5 @@
 """Ranking metrics over document ids (one implementation for every evaluation)."""
+
 from __future__ import annotations
 
 import math

@@ -12,6 +12,7 @@ Line numbers are 1-based.  For text, Markdown and HTML they point into the
 source file.  For PDFs they point into the document's extracted text, defined
 as all blocks' text joined with one blank line between blocks ("\\n\\n".join).
 """
+
 from __future__ import annotations
 
 import html
@@ -30,21 +31,21 @@ CELL_SEP = " | "
 
 @dataclass
 class Block:
-    kind: str                       # 'heading' | 'table' | 'prose' | 'reference' (a bibliography entry)
-    text: str                       # tables: one row per line, cells joined by ' | '
-    level: int | None = None        # heading level 1..6
-    page: int | None = None         # 1-based PDF page
-    line_start: int | None = None   # 1-based line span (see module docstring)
+    kind: str  # 'heading' | 'table' | 'prose' | 'reference' (a bibliography entry)
+    text: str  # tables: one row per line, cells joined by ' | '
+    level: int | None = None  # heading level 1..6
+    page: int | None = None  # 1-based PDF page
+    line_start: int | None = None  # 1-based line span (see module docstring)
     line_end: int | None = None
 
 
 @dataclass
 class ParsedDocument:
     blocks: list[Block]
-    parser: str                     # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
+    parser: str  # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
     title: str | None = None
     pages: int | None = None
-    partial: str | None = None      # why some pages could not be read (None: the whole file was read)
+    partial: str | None = None  # why some pages could not be read (None: the whole file was read)
 
 
 class ParseError(Exception):
@@ -56,8 +57,10 @@ class ParseError(Exception):
 # ---------------------------------------------------------------------------
 
 _TEXT_FORMATS = {
-    ".md": "markdown", ".markdown": "markdown",
-    ".html": "html", ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
     ".txt": "text",
 }
 
@@ -88,7 +91,8 @@ def parse_file(path: str | Path, pdf_engine: str | None = None) -> ParsedDocumen
     except UnicodeDecodeError as exc:
         raise ParseError(
             f"{path}: unsupported file type {suffix or '(no suffix)'!r}: not UTF-8 text "
-            f"(invalid byte at offset {exc.start})") from None
+            f"(invalid byte at offset {exc.start})"
+        ) from None
     return parse_text(text, fmt=fmt, name=str(path))
 
 
@@ -115,6 +119,7 @@ def _read_bytes(path: Path) -> bytes:
 # Plain text
 # ---------------------------------------------------------------------------
 
+
 def _paragraph_blocks(lines: list[str], first_line: int) -> list[Block]:
     """Blank-line separated paragraphs as prose blocks with their line spans."""
     blocks: list[Block] = []
@@ -124,8 +129,9 @@ def _paragraph_blocks(lines: list[str], first_line: int) -> list[Block]:
             if start is None:
                 start = i
         elif start is not None:
-            blocks.append(Block("prose", "\n".join(lines[start:i]),
-                                line_start=first_line + start, line_end=first_line + i - 1))
+            blocks.append(
+                Block("prose", "\n".join(lines[start:i]), line_start=first_line + start, line_end=first_line + i - 1)
+            )
             start = None
     return blocks
 
@@ -143,10 +149,10 @@ _MD_SETEXT = re.compile(r"^ {0,3}(=+|-+) *$")
 
 def _md_inline(text: str) -> str:
     """Strip the inline markup that would only add noise to search text."""
-    text = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", text)   # images -> alt text
-    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)    # links -> link text
-    text = re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)          # bold
-    text = re.sub(r"`([^`]+)`", r"\1", text)                  # inline code
+    text = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", text)  # images -> alt text
+    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)  # links -> link text
+    text = re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)  # bold
+    text = re.sub(r"`([^`]+)`", r"\1", text)  # inline code
     return text
 
 
@@ -162,20 +168,25 @@ def _md_split_row(line: str) -> list[str]:
 
 def _is_md_table_start(lines: list[str], i: int) -> bool:
     """A GFM table: a row with pipes followed by a ---|--- separator line."""
-    return ("|" in lines[i] and i + 1 < len(lines)
-            and "-" in lines[i + 1] and bool(_MD_TABLE_SEP.match(lines[i + 1])))
+    return "|" in lines[i] and i + 1 < len(lines) and "-" in lines[i + 1] and bool(_MD_TABLE_SEP.match(lines[i + 1]))
 
 
 def _parse_markdown(text: str) -> ParsedDocument:
     lines = text.split("\n")
     blocks: list[Block] = []
     title = None
-    para: list[tuple[int, str]] = []   # (0-based line index, text)
+    para: list[tuple[int, str]] = []  # (0-based line index, text)
 
     def flush_para():
         if para:
-            blocks.append(Block("prose", "\n".join(_md_inline(t) for _, t in para),
-                                line_start=para[0][0] + 1, line_end=para[-1][0] + 1))
+            blocks.append(
+                Block(
+                    "prose",
+                    "\n".join(_md_inline(t) for _, t in para),
+                    line_start=para[0][0] + 1,
+                    line_end=para[-1][0] + 1,
+                )
+            )
             para.clear()
 
     i = _skip_front_matter(lines)
@@ -192,7 +203,7 @@ def _parse_markdown(text: str) -> ParsedDocument:
             while j < len(lines) and not lines[j].strip().startswith(marker):
                 j += 1
             if j > i + 1:
-                blocks.append(Block("prose", "\n".join(lines[i + 1:j]), line_start=i + 2, line_end=j))
+                blocks.append(Block("prose", "\n".join(lines[i + 1 : j]), line_start=i + 2, line_end=j))
             i = j + 1
         elif heading:
             flush_para()
@@ -206,12 +217,11 @@ def _parse_markdown(text: str) -> ParsedDocument:
         elif _is_md_table_start(lines, i):
             flush_para()
             rows = [_md_split_row(lines[i])]
-            j = i + 2                                   # skip the separator line
+            j = i + 2  # skip the separator line
             while j < len(lines) and "|" in lines[j] and lines[j].strip():
                 rows.append(_md_split_row(lines[j]))
                 j += 1
-            blocks.append(Block("table", "\n".join(CELL_SEP.join(r) for r in rows),
-                                line_start=i + 1, line_end=j))
+            blocks.append(Block("table", "\n".join(CELL_SEP.join(r) for r in rows), line_start=i + 1, line_end=j))
             i = j
         elif not line.strip():
             flush_para()
@@ -249,12 +259,48 @@ def _skip_front_matter(lines: list[str]) -> int:
 # ---------------------------------------------------------------------------
 
 _HTML_SKIP = {"script", "style", "noscript", "template", "svg"}
-_HTML_BLOCK = {"p", "li", "div", "blockquote", "pre", "section", "article", "main", "header",
-               "footer", "aside", "nav", "dd", "dt", "figcaption", "figure", "ul", "ol", "dl",
-               "form", "address", "body", "hr"}
+_HTML_BLOCK = {
+    "p",
+    "li",
+    "div",
+    "blockquote",
+    "pre",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "nav",
+    "dd",
+    "dt",
+    "figcaption",
+    "figure",
+    "ul",
+    "ol",
+    "dl",
+    "form",
+    "address",
+    "body",
+    "hr",
+}
 _HTML_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_HTML_VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed",
-              "source", "track", "wbr", "param"}
+_HTML_VOID = {
+    "br",
+    "hr",
+    "img",
+    "input",
+    "meta",
+    "link",
+    "area",
+    "base",
+    "col",
+    "embed",
+    "source",
+    "track",
+    "wbr",
+    "param",
+}
 
 
 class _HtmlBlocks(HTMLParser):
@@ -264,14 +310,14 @@ class _HtmlBlocks(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.blocks: list[Block] = []
         self.title: str | None = None
-        self._skip = 0                  # depth inside script/style/...
+        self._skip = 0  # depth inside script/style/...
         self._in_title = False
         self._title_parts: list[str] = []
         self._pre = 0
-        self._text: list[str] = []      # current prose or heading text
-        self._span: list[int] = []      # source lines touched by _text
+        self._text: list[str] = []  # current prose or heading text
+        self._span: list[int] = []  # source lines touched by _text
         self._heading: int | None = None
-        self._tables: list[dict] = []   # stack, for nested tables
+        self._tables: list[dict] = []  # stack, for nested tables
 
     # -- helpers ------------------------------------------------------------
     def _line(self) -> int:
@@ -284,8 +330,9 @@ class _HtmlBlocks(HTMLParser):
         text = re.sub(r"\n{2,}", "\n", text).strip()
         if text:
             kind = "heading" if self._heading else "prose"
-            self.blocks.append(Block(kind, text, level=self._heading,
-                                     line_start=min(self._span), line_end=max(self._span)))
+            self.blocks.append(
+                Block(kind, text, level=self._heading, line_start=min(self._span), line_end=max(self._span))
+            )
         self._text, self._span = [], []
 
     # -- parser callbacks ---------------------------------------------------
@@ -302,8 +349,9 @@ class _HtmlBlocks(HTMLParser):
         if tag == "table":
             if table is None:
                 self._flush_text()
-            self._tables.append({"rows": [], "row": None, "cell": None, "caption": [],
-                                 "in_caption": False, "start": self._line()})
+            self._tables.append(
+                {"rows": [], "row": None, "cell": None, "caption": [], "in_caption": False, "start": self._line()}
+            )
         elif table is not None and len(self._tables) == 1 and tag == "tr":
             table["row"] = []
             table["rows"].append(table["row"])
@@ -322,7 +370,7 @@ class _HtmlBlocks(HTMLParser):
             if table is not None and table["cell"] is not None:
                 table["cell"].append(" ")
             elif self._text:
-                self._text.append("\n")     # a line break, not a new source line
+                self._text.append("\n")  # a line break, not a new source line
         elif tag in _HTML_BLOCK and table is None:
             self._flush_text()
             if tag == "pre":
@@ -432,6 +480,7 @@ DEFAULT_PDF_ENGINE = "layout"
 
 def _engine_layout(path: Path) -> "ParsedDocument":
     from scirag.pdf_layout import parse_pdf_layout
+
     return parse_pdf_layout(path)
 
 
@@ -445,11 +494,13 @@ def pdf_engines() -> dict:
 
 def pdf_engine_name(name: str | None = None) -> str:
     import os
+
     name = (name or os.environ.get(PDF_ENGINE_ENV) or DEFAULT_PDF_ENGINE).strip().lower()
     known = pdf_engines()
     if name not in known:
-        raise ParseError(f"unknown PDF engine {name!r} (from {PDF_ENGINE_ENV} or the option); "
-                         f"available: {', '.join(sorted(known))}")
+        raise ParseError(
+            f"unknown PDF engine {name!r} (from {PDF_ENGINE_ENV} or the option); available: {', '.join(sorted(known))}"
+        )
     return name
 
 
@@ -472,7 +523,7 @@ def _parse_pdf(path: Path, engine: str | None = None) -> ParsedDocument:
             if doc.blocks:
                 return doc
             errors.append(f"{name} found no text")
-        except Exception as exc:  # noqa: BLE001 - the text-only engine below may still read it
+        except Exception as exc:  # the text-only engine below may still read it
             log.warning("PDF engine %s failed on %s (%s); falling back to pypdf", name, path, exc)
             errors.append(f"{name}: {_describe(exc)}")
 
@@ -516,9 +567,10 @@ class _DocLines:
         if not text.strip():
             return
         n = text.count("\n") + 1
-        self.blocks.append(Block(kind, text, level=level, page=page,
-                                 line_start=self.next_line, line_end=self.next_line + n - 1))
-        self.next_line += n + 1          # one blank line between blocks
+        self.blocks.append(
+            Block(kind, text, level=level, page=page, line_start=self.next_line, line_end=self.next_line + n - 1)
+        )
+        self.next_line += n + 1  # one blank line between blocks
 
 
 def _parse_pdf_docling(path: Path) -> ParsedDocument:
@@ -569,7 +621,7 @@ def _docling_table_rows(item) -> list[list[str]]:
 def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
     from pypdf import PdfReader
 
-    logging.getLogger("pypdf").setLevel(logging.ERROR)   # the ParseError says what matters
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # the ParseError says what matters
     reader = PdfReader(str(path))
     if reader.is_encrypted:
         try:
@@ -584,14 +636,14 @@ def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
     for number, page in enumerate(pages, start=1):
         try:
             text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
-        except Exception as exc:  # noqa: BLE001 - keep the pages that can be read
+        except Exception as exc:  # keep the pages that can be read
             failed.append(f"page {number}: {exc.__class__.__name__}")
             continue
         for para in re.split(r"\n\s*\n", text):
             out.add("prose", para, number)
     try:
         title = _clean_pdf_title((reader.metadata or {}).get("/Title"))
-    except Exception:  # noqa: BLE001 - a damaged info dictionary costs only the title
+    except Exception:  # a damaged info dictionary costs only the title
         title = None
     partial = f"{len(failed)} of {len(pages)} pages unreadable ({'; '.join(failed[:5])})" if failed else None
     return ParsedDocument(blocks=out.blocks, parser="pypdf", title=title, pages=len(pages), partial=partial)
@@ -609,8 +661,8 @@ def _clean_pdf_title(value) -> str | None:
 # pdfplumber: tables from rulings, prose in reading order (two-column aware)
 # ---------------------------------------------------------------------------
 
-_X_TOL = 1.5     # pdfplumber's default (3) glues words of tightly set LaTeX text together
-_ROW_TOL = 3.0   # words whose tops differ by less than this share a text row
+_X_TOL = 1.5  # pdfplumber's default (3) glues words of tightly set LaTeX text together
+_ROW_TOL = 3.0  # words whose tops differ by less than this share a text row
 
 
 def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
@@ -623,7 +675,7 @@ def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
         for number, page in enumerate(pdf.pages, start=1):
             for kind, text in _pdfplumber_page_blocks(page):
                 out.add(kind, text, number)
-            page.flush_cache()          # keeps memory flat on long documents
+            page.flush_cache()  # keeps memory flat on long documents
         title = _clean_pdf_title((pdf.metadata or {}).get("Title"))
         pages = len(pdf.pages)
     return ParsedDocument(blocks=out.blocks, parser="pdfplumber", title=title, pages=pages)
@@ -631,8 +683,7 @@ def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
 
 def _pdfplumber_page_blocks(page) -> list[tuple[str, str]]:
     """('table' | 'prose', text) pairs for one page, in reading order."""
-    words = [w for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL)
-             if w.get("upright", True)]
+    words = [w for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL) if w.get("upright", True)]
     tables = _find_tables(page, words)
     if tables:
         # Drop the words inside tables from the prose so numbers appear once.
@@ -658,6 +709,7 @@ def _overlaps(a: tuple, b: tuple) -> bool:
 
 
 # -- tables -------------------------------------------------------------------
+
 
 def _find_tables(page, words: list[dict]) -> list[tuple[tuple, list[list[str]]]]:
     """Tables as (bbox, rows).
@@ -712,15 +764,17 @@ def _looks_like_table(rows: list[list[str]]) -> bool:
 
 def _ruled_regions(page, words: list[dict]) -> list[tuple]:
     """Regions bounded by >= 2 horizontal rules of the same width (booktabs)."""
-    rules = [(l["x0"], l["top"], l["x1"], l["bottom"]) for l in page.lines
-             if abs(l["bottom"] - l["top"]) < 2 and l["x1"] - l["x0"] >= 40]
-    rules += [(r["x0"], r["top"], r["x1"], r["bottom"]) for r in page.rects
-              if r["height"] < 2 and r["width"] >= 40]
+    rules = [
+        (l["x0"], l["top"], l["x1"], l["bottom"])
+        for l in page.lines
+        if abs(l["bottom"] - l["top"]) < 2 and l["x1"] - l["x0"] >= 40
+    ]
+    rules += [(r["x0"], r["top"], r["x1"], r["bottom"]) for r in page.rects if r["height"] < 2 and r["width"] >= 40]
     groups: list[list[tuple]] = []
     for rule in sorted(rules, key=lambda r: r[1]):
         for group in groups:
             if abs(group[0][0] - rule[0]) <= 4 and abs(group[0][2] - rule[2]) <= 4:
-                if rule[1] - group[-1][1] > 1:          # skip a rule drawn twice
+                if rule[1] - group[-1][1] > 1:  # skip a rule drawn twice
                     group.append(rule)
                 break
         else:
@@ -733,15 +787,19 @@ def _ruled_regions(page, words: list[dict]) -> list[tuple]:
         run = [group[0]]
         for rule in group[1:] + [None]:
             # A caption between two rules means they belong to different tables.
-            split = rule is None or rule[1] - run[-1][1] > 400 or any(
-                run[-1][1] < w["top"] < rule[1] and rule[0] - 2 <= w["x0"] <= rule[2] for w in captions)
+            split = (
+                rule is None
+                or rule[1] - run[-1][1] > 400
+                or any(run[-1][1] < w["top"] < rule[1] and rule[0] - 2 <= w["x0"] <= rule[2] for w in captions)
+            )
             if split:
                 if len(run) >= 2 and run[-1][1] - run[0][1] > 8:
                     bbox = (run[0][0] - 2, run[0][1] - 1, max(r[2] for r in run) + 2, run[-1][3] + 1)
                     # Rules with vertical lines inside are grids or figures,
                     # which the line strategy has already judged.
-                    if not any(_overlaps(bbox, (e["x0"] - 0.5, e["top"], e["x1"] + 0.5, e["bottom"]))
-                               for e in verticals):
+                    if not any(
+                        _overlaps(bbox, (e["x0"] - 0.5, e["top"], e["x1"] + 0.5, e["bottom"])) for e in verticals
+                    ):
                         regions.append(bbox)
                 run = [rule] if rule else []
             else:
@@ -770,7 +828,7 @@ def _grid_from_words(words: list[dict]) -> list[list[str]]:
     for x, count in enumerate(coverage):
         if count > allowance:
             if columns and gap < 4:
-                columns[-1][1] = x              # a narrow dip is a space inside a cell
+                columns[-1][1] = x  # a narrow dip is a space inside a cell
             else:
                 columns.append([x, x])
             gap = 0
@@ -782,8 +840,12 @@ def _grid_from_words(words: list[dict]) -> list[list[str]]:
 
     def column_of(word):
         cx = (word["x0"] + word["x1"]) / 2
-        return min(range(len(bounds)), key=lambda j: 0 if bounds[j][0] <= cx <= bounds[j][1]
-                   else min(abs(cx - bounds[j][0]), abs(cx - bounds[j][1])))
+        return min(
+            range(len(bounds)),
+            key=lambda j: (
+                0 if bounds[j][0] <= cx <= bounds[j][1] else min(abs(cx - bounds[j][0]), abs(cx - bounds[j][1]))
+            ),
+        )
 
     grid = []
     for row in rows:
@@ -795,6 +857,7 @@ def _grid_from_words(words: list[dict]) -> list[list[str]]:
 
 
 # -- reading order and paragraphs ---------------------------------------------
+
 
 def _group_rows(words: list[dict]) -> list[dict]:
     """Cluster words into text rows by their top coordinate."""
@@ -810,9 +873,14 @@ def _group_rows(words: list[dict]) -> list[dict]:
 
 
 def _line(words: list[dict]) -> dict:
-    return {"kind": "line", "text": " ".join(w["text"] for w in words),
-            "x0": min(w["x0"] for w in words), "x1": max(w["x1"] for w in words),
-            "top": min(w["top"] for w in words), "bottom": max(w["bottom"] for w in words)}
+    return {
+        "kind": "line",
+        "text": " ".join(w["text"] for w in words),
+        "x0": min(w["x0"] for w in words),
+        "x1": max(w["x1"] for w in words),
+        "top": min(w["top"] for w in words),
+        "bottom": max(w["bottom"] for w in words),
+    }
 
 
 def _crosses_middle(words: list[dict], mid: float) -> bool:
@@ -836,9 +904,11 @@ def _reading_streams(rows: list[dict], tables: list, width: float) -> list[list[
     crosses = [_crosses_middle(r["words"], mid) for r in rows]
     split_rows = [r for r, c in zip(rows, crosses) if not c]
     two_column = (
-        len(rows) >= 10 and sum(crosses) / len(rows) < 0.35
+        len(rows) >= 10
+        and sum(crosses) / len(rows) < 0.35
         and sum(1 for r in split_rows if r["words"][0]["x1"] <= mid) >= 5
-        and sum(1 for r in split_rows if r["words"][-1]["x0"] >= mid) >= 5)
+        and sum(1 for r in split_rows if r["words"][-1]["x0"] >= mid) >= 5
+    )
 
     items = []
     for row, cross in zip(rows, crosses):

@@ -23,6 +23,7 @@ Extraction (pdfplumber, the slow part) and layout (pure Python) are separate
 steps, so extracted pages can be cached and the layout re-run cheaply.
 A page that cannot be read is skipped and named in ParsedDocument.partial.
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,11 +47,32 @@ _FIGURE_CAP = re.compile(r"^(?:Figure|FIGURE|Fig\.)\s*([A-Z]?\d{1,3})\s*[:.|]")
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(\S.*)$")
 _LETTERED = re.compile(r"^(?:(?:Appendix|APPENDIX)\s+)?([A-Z](?:\.\d{1,2}){0,3})(?:\.|:)?\s+(\S.*)$")
 _APPENDIX_ONLY = re.compile(r"^(?:Appendix|APPENDIX)\s+([A-Z])\.?$")
-_TOP_NAMES = {"abstract", "references", "bibliography", "acknowledgements", "acknowledgments",
-              "acknowledgement", "acknowledgment", "appendix", "appendices", "supplementary materials",
-              "supplementary material", "contents", "table of contents", "author contributions",
-              "contributions", "limitations", "ethics statement", "broader impact", "conclusion",
-              "conclusions", "introduction", "related work", "methods", "references and notes"}
+_TOP_NAMES = {
+    "abstract",
+    "references",
+    "bibliography",
+    "acknowledgements",
+    "acknowledgments",
+    "acknowledgement",
+    "acknowledgment",
+    "appendix",
+    "appendices",
+    "supplementary materials",
+    "supplementary material",
+    "contents",
+    "table of contents",
+    "author contributions",
+    "contributions",
+    "limitations",
+    "ethics statement",
+    "broader impact",
+    "conclusion",
+    "conclusions",
+    "introduction",
+    "related work",
+    "methods",
+    "references and notes",
+}
 _REFERENCES = {"references", "bibliography", "references and notes", "literature cited"}
 _TERMINAL = (".", "?", "!", ":", ";")
 
@@ -59,13 +81,14 @@ _TERMINAL = (".", "?", "!", ":", ";")
 # Extraction: one PageData per page (cacheable)
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class PageData:
     number: int
     width: float
     height: float
-    words: list[dict]              # text x0 x1 top bottom size bold
-    rules: list[tuple]             # horizontal rules (x0, top, x1, bottom)
+    words: list[dict]  # text x0 x1 top bottom size bold
+    rules: list[tuple]  # horizontal rules (x0, top, x1, bottom)
 
 
 def _clean(text: str) -> str:
@@ -81,13 +104,23 @@ def extract_page(page, number: int) -> PageData:
         if not text:
             continue
         font = w.get("fontname", "")
-        words.append({"text": text, "x0": w["x0"], "x1": w["x1"], "top": w["top"], "bottom": w["bottom"],
-                      "size": round(float(w.get("size", 0)), 1),
-                      "bold": bool(re.search(r"bold|black|heavy|semibold|medi|cmbx|-bx|\bbx", font, re.I))})
-    rules = [(l["x0"], l["top"], l["x1"], l["bottom"]) for l in page.lines
-             if abs(l["bottom"] - l["top"]) < 2 and l["x1"] - l["x0"] >= 30]
-    rules += [(r["x0"], r["top"], r["x1"], r["bottom"]) for r in page.rects
-              if r["height"] < 2 and r["width"] >= 30]
+        words.append(
+            {
+                "text": text,
+                "x0": w["x0"],
+                "x1": w["x1"],
+                "top": w["top"],
+                "bottom": w["bottom"],
+                "size": round(float(w.get("size", 0)), 1),
+                "bold": bool(re.search(r"bold|black|heavy|semibold|medi|cmbx|-bx|\bbx", font, re.I)),
+            }
+        )
+    rules = [
+        (l["x0"], l["top"], l["x1"], l["bottom"])
+        for l in page.lines
+        if abs(l["bottom"] - l["top"]) < 2 and l["x1"] - l["x0"] >= 30
+    ]
+    rules += [(r["x0"], r["top"], r["x1"], r["bottom"]) for r in page.rects if r["height"] < 2 and r["width"] >= 30]
     return PageData(number, float(page.width), float(page.height), words, sorted(rules, key=lambda r: r[1]))
 
 
@@ -106,10 +139,10 @@ def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
         if repaired is None:
             raise
         import io
+
         pages, title, total, partial = _extract(io.BytesIO(repaired[0]))
         with_text = sum(1 for p in pages if p.words)
-        reason = (f"truncated file (its end is missing): {repaired[1]} page(s) recovered, "
-                  f"{with_text} with text")
+        reason = f"truncated file (its end is missing): {repaired[1]} page(s) recovered, {with_text} with text"
         return pages, title, total, reason + (f"; {partial}" if partial else "")
 
 
@@ -124,13 +157,13 @@ def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
         for number, page in enumerate(pdf.pages, start=1):
             try:
                 pages.append(extract_page(page, number))
-            except Exception as exc:  # noqa: BLE001 - one unreadable page must not lose the others
+            except Exception as exc:  # one unreadable page must not lose the others
                 failed.append(f"page {number}: {exc.__class__.__name__}")
             finally:
                 page.flush_cache()
         try:
             title = _clean_pdf_title((pdf.metadata or {}).get("Title"))
-        except Exception:  # noqa: BLE001
+        except Exception:
             title = None
     partial = f"{len(failed)} of {total} pages unreadable ({'; '.join(failed[:5])})" if failed else None
     return pages, title, total, partial
@@ -149,10 +182,11 @@ def parse_pdf_layout(path: Path) -> ParsedDocument:
 # Lines
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class Line:
     page: int
-    side: str                      # left | right | full
+    side: str  # left | right | full
     words: list[dict]
     text: str = ""
     x0: float = 0.0
@@ -161,7 +195,7 @@ class Line:
     bottom: float = 0.0
     size: float = 0.0
     bold: bool = False
-    role: str = "text"             # text | heading | caption | table | figure | drop
+    role: str = "text"  # text | heading | caption | table | figure | drop
     level: int | None = None
 
     def __post_init__(self):
@@ -190,7 +224,7 @@ def _rows(words: list[dict]) -> list[list[dict]]:
     A row keeps the vertical extent of its main-size word; it never grows with
     every word that joins, or a tall glyph would chain many rows into one."""
     rows: list[list[dict]] = []
-    anchors: list[list[float]] = []     # top, bottom, size
+    anchors: list[list[float]] = []  # top, bottom, size
     for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
         h = max(w["bottom"] - w["top"], 1.0)
         for row, b in zip(rows[-3:], anchors[-3:]):
@@ -232,12 +266,21 @@ def page_lines(page: PageData, doc_two_col: bool = False) -> tuple[list[Line], b
     both = [r for r in split if min(w["x0"] for w in r) < mid - 1 and max(w["x1"] for w in r) > mid + 1]
     starts = Counter(round(min(w["x0"] for w in r if w["x0"] >= mid - 1)) for r in both)
     right_start = starts.most_common(1)[0][0] if starts else 0
-    gutter = sum(1 for r in both if min(w["x0"] for w in r) <= margin + 6
-                 and abs(min(w["x0"] for w in r if w["x0"] >= mid - 1) - right_start) <= 3)
+    gutter = sum(
+        1
+        for r in both
+        if min(w["x0"] for w in r) <= margin + 6
+        and abs(min(w["x0"] for w in r if w["x0"] >= mid - 1) - right_start) <= 3
+    )
     two_col = len(rows) >= 10 and (
-        gutter >= 8 or (doc_two_col and sum(crosses) / len(rows) < 0.5) or (sum(crosses) / len(rows) < 0.4
-                        and sum(1 for r in split if max(w["x1"] for w in r) <= mid + 1) >= 5
-                        and sum(1 for r in split if min(w["x0"] for w in r) >= mid - 1) >= 5))
+        gutter >= 8
+        or (doc_two_col and sum(crosses) / len(rows) < 0.5)
+        or (
+            sum(crosses) / len(rows) < 0.4
+            and sum(1 for r in split if max(w["x1"] for w in r) <= mid + 1) >= 5
+            and sum(1 for r in split if min(w["x0"] for w in r) >= mid - 1) >= 5
+        )
+    )
     lines: list[Line] = []
     for row, cross in zip(rows, crosses):
         if not two_col or cross:
@@ -255,6 +298,7 @@ def page_lines(page: PageData, doc_two_col: bool = False) -> tuple[list[Line], b
 # ---------------------------------------------------------------------------
 # Document statistics, running heads
 # ---------------------------------------------------------------------------
+
 
 def _body_size(pages: list[PageData]) -> float:
     weight: Counter = Counter()
@@ -293,6 +337,7 @@ def _drop_running(all_lines: list[list[Line]], pages: list[PageData]) -> None:
 # Tables and figures, anchored on their captions
 # ---------------------------------------------------------------------------
 
+
 def _segments(line: Line, gap: float) -> list[list[dict]]:
     segs: list[list[dict]] = []
     for w in line.words:
@@ -311,7 +356,7 @@ def _is_prose(line: Line, body: float, span: tuple[float, float]) -> bool:
     if line.x1 - line.x0 < 0.75 * width or len(line.text.split()) < 7:
         return False
     if sum(1 for w in line.words if sum(c.isalpha() for c in w["text"]) >= 2) < 0.6 * len(line.words):
-        return False            # a row of numbers, however wide
+        return False  # a row of numbers, however wide
 
     # Justified text stretches all word spaces of a line alike, never one to a column gap.
     gaps = [b["x0"] - a["x1"] for a, b in zip(line.words, line.words[1:])]
@@ -338,7 +383,7 @@ def _caption_block(lines: list[Line], i: int, body: float) -> list[int]:
             break
         out.append(j)
         if l.text.rstrip().endswith(".") and l.x1 < cap.x1 - 3 * body:
-            break           # a short last line ends the caption
+            break  # a short last line ends the caption
         j += 1
     return out
 
@@ -364,8 +409,12 @@ def _mid_sentence(lines: list[Line], i: int, body: float) -> bool:
     if not above:
         return False
     prev = max(above, key=lambda l: l.bottom)
-    return (cap.top - prev.bottom < 0.5 * body and abs(prev.size - cap.size) < 0.5
-            and not prev.text.rstrip().endswith(_TERMINAL) and len(prev.text.split()) >= 6)
+    return (
+        cap.top - prev.bottom < 0.5 * body
+        and abs(prev.size - cap.size) < 0.5
+        and not prev.text.rstrip().endswith(_TERMINAL)
+        and len(prev.text.split()) >= 6
+    )
 
 
 def _span_of_side(side: str, page: PageData, two_col: bool) -> tuple[float, float]:
@@ -385,14 +434,18 @@ def _in_span(line: Line, span: tuple[float, float]) -> bool:
     return span[0] - 1 <= cx <= span[1] + 1 and line.x0 >= span[0] - 45 and line.x1 <= span[1] + 45
 
 
-def _region(lines: list[Line], cap_idx: list[int], span, direction: int, body: float,
-            page: PageData, kind: str) -> list[int]:
+def _region(
+    lines: list[Line], cap_idx: list[int], span, direction: int, body: float, page: PageData, kind: str
+) -> list[int]:
     """Indexes of the lines of the table/figure next to a caption, walking away from it."""
     cap_top = min(lines[i].top for i in cap_idx)
     cap_bottom = max(lines[i].bottom for i in cap_idx)
     # Other captions and lines claimed by another table stay in the walk: they end it.
-    cands = [i for i, l in enumerate(lines) if i not in cap_idx and l.role in ("text", "caption", "table", "figure")
-             and _in_span(l, span)]
+    cands = [
+        i
+        for i, l in enumerate(lines)
+        if i not in cap_idx and l.role in ("text", "caption", "table", "figure") and _in_span(l, span)
+    ]
     if direction > 0:
         cands = sorted((i for i in cands if lines[i].top >= cap_bottom - 1), key=lambda i: lines[i].top)
     else:
@@ -420,7 +473,7 @@ def _region(lines: list[Line], cap_idx: list[int], span, direction: int, body: f
         prose = _is_prose(l, body, own) or (own != span and _is_prose(l, body, clipped))
         if prose and not (crossed and beyond):
             stopped_by_prose = l
-            break           # table rows and figure labels are never full runs of body text
+            break  # table rows and figure labels are never full runs of body text
         out.append(i)
         edge = l.bottom if direction > 0 else l.top
     # The short first or last line of the paragraph that stopped the walk is prose too.
@@ -487,8 +540,10 @@ def _columns(rows: list[list[dict]], body: float) -> list[tuple[float, float]]:
 
 def _col_of(w: dict, bounds: list[tuple[float, float]]) -> int:
     cx = (w["x0"] + w["x1"]) / 2
-    return min(range(len(bounds)), key=lambda j: 0 if bounds[j][0] <= cx <= bounds[j][1]
-               else min(abs(cx - bounds[j][0]), abs(cx - bounds[j][1])))
+    return min(
+        range(len(bounds)),
+        key=lambda j: 0 if bounds[j][0] <= cx <= bounds[j][1] else min(abs(cx - bounds[j][0]), abs(cx - bounds[j][1])),
+    )
 
 
 # Letter-spaced fonts split a decimal into words ("65", ".", "99"): inside a cell a
@@ -511,8 +566,11 @@ def _header_count(rows: list[list[dict]], page: PageData, span, body: float) -> 
     # Full-width rules only: a partial rule (cmidrule) under a group label sits inside the header.
     left = min(w["x0"] for r in rows for w in r)
     right = max(w["x1"] for r in rows for w in r)
-    inner = [r[1] for r in page.rules if r[0] < span[1] and r[2] > span[0] and top + 2 < r[1] < bottom - 2
-             and r[2] - r[0] >= 0.8 * (right - left)]
+    inner = [
+        r[1]
+        for r in page.rules
+        if r[0] < span[1] and r[2] > span[0] and top + 2 < r[1] < bottom - 2 and r[2] - r[0] >= 0.8 * (right - left)
+    ]
     if inner:
         first = min(inner)
         n = sum(1 for r in rows if max(w["bottom"] for w in r) <= first + 1)
@@ -571,8 +629,7 @@ def _table_text(caption: str, words: list[dict], page: PageData, span, body: flo
     i = 0
     while i < len(body_rows):
         r = body_rows[i]
-        if (r[0] and not any(r[1:]) and i + 1 < len(body_rows) and not body_rows[i + 1][0]
-                and any(body_rows[i + 1][1:])):
+        if r[0] and not any(r[1:]) and i + 1 < len(body_rows) and not body_rows[i + 1][0] and any(body_rows[i + 1][1:]):
             nxt = list(body_rows[i + 1])
             nxt[0] = r[0]
             merged.append(nxt)
@@ -589,8 +646,11 @@ def _continues(prev: str, cur: str) -> bool:
     """A label fragment that continues the label above ('SEAL' / '(LM+FM,' / 'intersective)')."""
     if not prev or not cur:
         return False
-    return (prev.count("(") > prev.count(")") or prev.endswith((",", "-", "+", "/"))
-            or (cur.startswith("(") and "(" not in prev and not re.search(r"\d", prev[-1:])))
+    return (
+        prev.count("(") > prev.count(")")
+        or prev.endswith((",", "-", "+", "/"))
+        or (cur.startswith("(") and "(" not in prev and not re.search(r"\d", prev[-1:]))
+    )
 
 
 def _multirow_labels(rows: list[list[str]]) -> list[list[str]]:
@@ -602,8 +662,9 @@ def _multirow_labels(rows: list[list[str]]) -> list[list[str]]:
     out = [list(r) for r in rows]
     groups: list[list[int]] = []
     for i, r in enumerate(out):
-        if groups and (_continues(out[groups[-1][-1]][0] if out[groups[-1][-1]][0] else "", r[0])
-                       and out[groups[-1][-1]][0]):
+        if groups and (
+            _continues(out[groups[-1][-1]][0] if out[groups[-1][-1]][0] else "", r[0]) and out[groups[-1][-1]][0]
+        ):
             groups[-1].append(i)
         elif r[0]:
             groups.append([i])
@@ -615,8 +676,12 @@ def _multirow_labels(rows: list[list[str]]) -> list[list[str]]:
             out[i][0] = label
     # Fill down under a multirow label: data rows with an empty label cell.
     for i in range(1, len(out)):
-        if not out[i][0] and out[i - 1][0] and sum(1 for c in out[i][1:] if c) >= 2 and any(
-                len(g) >= 2 and i - 1 in g for g in groups):
+        if (
+            not out[i][0]
+            and out[i - 1][0]
+            and sum(1 for c in out[i][1:] if c) >= 2
+            and any(len(g) >= 2 and i - 1 in g for g in groups)
+        ):
             out[i][0] = out[i - 1][0]
             for g in groups:
                 if i - 1 in g:
@@ -628,8 +693,13 @@ def _anchor(page: PageData, lines: list[Line], two_col: bool, body: float) -> li
     """Mark caption/table/figure lines; return (top, side, table text) items."""
     out = []
     page.spans = _text_spans(lines, page)
-    caps = [i for i, l in enumerate(lines) if l.role == "text" and
-            (_TABLE_CAP.match(l.text) or _FIGURE_CAP.match(l.text)) and not _mid_sentence(lines, i, body)]
+    caps = [
+        i
+        for i, l in enumerate(lines)
+        if l.role == "text"
+        and (_TABLE_CAP.match(l.text) or _FIGURE_CAP.match(l.text))
+        and not _mid_sentence(lines, i, body)
+    ]
     blocks = []
     for i in caps:
         if lines[i].role != "text":
@@ -649,6 +719,7 @@ def _anchor(page: PageData, lines: list[Line], two_col: bool, body: float) -> li
             if abs(la.top - lb.top) < 4 * body and (la.x1 < lb.x0 or lb.x1 < la.x0):
                 cut = ((la.x1 + lb.x0) / 2) if la.x1 < lb.x0 else ((lb.x1 + la.x0) / 2)
                 a[2] = (a[2][0], cut) if la.x1 < lb.x0 else (cut, a[2][1])
+
     def nearest(block) -> float:
         """Gap between a caption and the closest line next to it: the caption
         nearest to a table claims it first (LaTeX sets a caption close to its
@@ -684,20 +755,26 @@ def _anchor(page: PageData, lines: list[Line], two_col: bool, body: float) -> li
             lines[j].role = kind
         if kind == "table" and region:
             words = [w for j in region for w in lines[j].words]
-            out.append((min(top, min(lines[j].top for j in region)), lines[idx[0]].side,
-                        _table_text(cap_text, words, page, span, body)))
+            out.append(
+                (
+                    min(top, min(lines[j].top for j in region)),
+                    lines[idx[0]].side,
+                    _table_text(cap_text, words, page, span, body),
+                )
+            )
         elif kind == "table":
             out.append((top, lines[idx[0]].side, cap_text))
         else:
             for j in idx:
-                lines[j].role = "text"       # a figure caption stays in the prose
-                lines[j].level = -1          # ... as a paragraph of its own
+                lines[j].role = "text"  # a figure caption stays in the prose
+                lines[j].level = -1  # ... as a paragraph of its own
     return out
 
 
 # ---------------------------------------------------------------------------
 # Headings
 # ---------------------------------------------------------------------------
+
 
 def _heading_number(text: str) -> tuple[str | None, str]:
     m = _NUMBERED.match(text)
@@ -721,12 +798,13 @@ def _candidate(line: Line, body: float) -> bool:
         return False
     known = text.lower().strip(" .:") in _TOP_NAMES
     if line.size < body - 0.6 and not (known and line.bold):
-        return False            # small bold text is a label; a small bold 'Abstract' is still the abstract
+        return False  # small bold text is a label; a small bold 'Abstract' is still the abstract
     if text.endswith((",", ";")):
         return False
-    if text.endswith(".") and not (re.fullmatch(r"[A-Z0-9.]+\.", text) or known or (
-            _heading_number(text)[0] is not None and len(words) <= 8)):
-        return False            # a sentence; 'Appendix B. Parity.' style headings end with a stop too
+    if text.endswith(".") and not (
+        re.fullmatch(r"[A-Z0-9.]+\.", text) or known or (_heading_number(text)[0] is not None and len(words) <= 8)
+    ):
+        return False  # a sentence; 'Appendix B. Parity.' style headings end with a stop too
     if sum(c.isalpha() for c in text) < 0.5 * len(text.replace(" ", "")):
         return False
     return True
@@ -741,9 +819,12 @@ def _bold_prefix(line: Line) -> str | None:
         if not w["bold"]:
             break
         prefix.append(w)
-    rest = line.words[len(prefix):]
-    if len(prefix) >= 2 and rest and all(abs(w["size"] - prefix[0]["size"]) > 0.5
-                                         or re.fullmatch(r"[-−]?[\d.,]+%?", w["text"]) for w in rest):
+    rest = line.words[len(prefix) :]
+    if (
+        len(prefix) >= 2
+        and rest
+        and all(abs(w["size"] - prefix[0]["size"]) > 0.5 or re.fullmatch(r"[-−]?[\d.,]+%?", w["text"]) for w in rest)
+    ):
         return " ".join(w["text"] for w in prefix)
     return None
 
@@ -768,19 +849,19 @@ def _classify_headings(seq: list[Line], body: float) -> None:
             continue
         prefix = _bold_prefix(l)
         if prefix and _NUMBERED.match(prefix):
-            l.words = [w for w in l.words if w["bold"]][:len(prefix.split())]
+            l.words = [w for w in l.words if w["bold"]][: len(prefix.split())]
             l.__post_init__()
         if not _candidate(l, body):
             continue
         text = l.text.strip()
         number, title = _heading_number(text)
         if number is None and last_letter == "H" and re.match(r"^I\.?\s+[A-Z]", text):
-            number, title = "I", text[1:].lstrip(". ")      # appendix I, not the pronoun
+            number, title = "I", text[1:].lstrip(". ")  # appendix I, not the pronoun
         name = re.sub(r"^\d+\.?\s*", "", text).lower().strip(" .:")
         if number is not None and number.split(".")[0] == "0":
             continue
         if number is not None and number[:1].isalpha() and not (seen_numbered or text.lower().startswith("appendix")):
-            continue            # 'A Study of ...' before any numbered section is a title, not appendix A
+            continue  # 'A Study of ...' before any numbered section is a title, not appendix A
         if number is not None and not title and not _APPENDIX_ONLY.match(text):
             continue
         if not started:
@@ -806,11 +887,18 @@ def _classify_headings(seq: list[Line], body: float) -> None:
             last_letter = number[:1]
         seen_numbered = seen_numbered or (number is not None and number[:1].isdigit())
         # A heading wrapped onto a second line: same style, right below it.
-        for nxt in seq[k + 1:k + 3]:
-            if (nxt.role == "text" and nxt.page == l.page and nxt.side == l.side
-                    and 0 <= nxt.top - l.bottom < 0.6 * body and nxt.bold == l.bold
-                    and abs(nxt.size - l.size) < 0.3 and len(nxt.text.split()) <= 8
-                    and _heading_number(nxt.text.strip())[0] is None and not nxt.text.rstrip().endswith(".")):
+        for nxt in seq[k + 1 : k + 3]:
+            if (
+                nxt.role == "text"
+                and nxt.page == l.page
+                and nxt.side == l.side
+                and 0 <= nxt.top - l.bottom < 0.6 * body
+                and nxt.bold == l.bold
+                and abs(nxt.size - l.size) < 0.3
+                and len(nxt.text.split()) <= 8
+                and _heading_number(nxt.text.strip())[0] is None
+                and not nxt.text.rstrip().endswith(".")
+            ):
                 l.text = l.text + " " + nxt.text.strip()
                 l.bottom = nxt.bottom
                 nxt.role = "drop"
@@ -823,14 +911,19 @@ def _title_like(text: str) -> bool:
     capitalised words, no sentence punctuation, no code."""
     if text.endswith(("?", ":", "!")) or re.search(r"[\[\]{}=<>_/\\]|\w\(|\.\s+\S", text):
         return False
-    words = [w for w in text.split() if w.lower() not in ("a", "an", "and", "of", "the", "for", "in", "on",
-                                                            "to", "with", "by", "from", "via", "vs.", "at", "or")]
+    words = [
+        w
+        for w in text.split()
+        if w.lower()
+        not in ("a", "an", "and", "of", "the", "for", "in", "on", "to", "with", "by", "from", "via", "vs.", "at", "or")
+    ]
     return bool(words) and sum(w[:1].isupper() or w[:1].isdigit() for w in words) / len(words) >= 0.6
 
 
 # ---------------------------------------------------------------------------
 # Paragraphs
 # ---------------------------------------------------------------------------
+
 
 def _join_lines(lines: list[Line]) -> str:
     """Lines of a paragraph as one line; a line-end hyphen joins the next word.
@@ -848,8 +941,9 @@ def _join_lines(lines: list[Line]) -> str:
         if m and t and not out.endswith("--"):
             fragment = m.group(1) + m.group(2)
             nxt = t.split()[0].rstrip(".,;:)")
-            split_word = (t[:1].islower() and "-" not in fragment and "-" not in nxt
-                          and not re.search(r"\d|[A-Z]{2}", fragment))
+            split_word = (
+                t[:1].islower() and "-" not in fragment and "-" not in nxt and not re.search(r"\d|[A-Z]{2}", fragment)
+            )
             out = (out[:-1] if split_word else out) + t
         else:
             out += " " + t
@@ -871,7 +965,7 @@ def layout(pages: list[PageData]) -> ParsedDocument:
         all_lines.append(lines)
         cols.append(two)
     _drop_running(all_lines, pages)
-    seq: list = []               # Lines and ('table', text, page) items in reading order
+    seq: list = []  # Lines and ('table', text, page) items in reading order
     title = None
     for p, lines, two in zip(pages, all_lines, cols):
         tables = _anchor(p, lines, two, body)
@@ -917,7 +1011,7 @@ def _blocks(seq: list, body: float) -> list[Block]:
     aside: list[Line] = []
     in_refs = False
     ref_level = 1
-    broken = False               # a table or an aside came between para and the next line
+    broken = False  # a table or an aside came between para and the next line
 
     def emit(lines: list[Line]):
         if lines:
@@ -948,8 +1042,11 @@ def _blocks(seq: list, body: float) -> list[Block]:
             continue
         if l.role != "text":
             continue
-        if l.level == -1 or (_is_small(l, body) and para and not _is_small(para[-1], body)) or (
-                aside and _same_para(aside[-1], l, body)):
+        if (
+            l.level == -1
+            or (_is_small(l, body) and para and not _is_small(para[-1], body))
+            or (aside and _same_para(aside[-1], l, body))
+        ):
             if aside and not _same_para(aside[-1], l, body):
                 emit(aside)
             aside.append(l)
@@ -963,7 +1060,7 @@ def _blocks(seq: list, body: float) -> list[Block]:
             if _same_para(prev, l, body) and not broken:
                 pass
             elif open_end and (crossed or (broken and (l.text[:1].islower() or l.text[:1] in "([,;"))):
-                pass                     # the sentence goes on after the break
+                pass  # the sentence goes on after the break
             else:
                 emit(para)
         if in_refs and para and re.match(r"^(\[\d+\]|\d+\.\s)", l.text):
@@ -982,7 +1079,7 @@ def _same_para(prev: Line, l: Line, body: float) -> bool:
     if gap > 0.75 * body or gap < -2:
         return False
     if _is_small(prev, body) != _is_small(l, body):
-        return False                       # footnotes are paragraphs of their own
+        return False  # footnotes are paragraphs of their own
     if 4 <= l.x0 - prev.x0 <= 30 and prev.text.rstrip().endswith(_TERMINAL):
-        return False                       # first-line indent
+        return False  # first-line indent
     return True

@@ -17,6 +17,7 @@ Crossref enrichment overrides it later.
 This module reads page 1 on its own (pdfplumber) instead of going through parse.py:
 it needs character sizes and positions, which the block model does not keep.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,14 +36,44 @@ STAMP_DATE_RE = re.compile(r"\]\s*(\d{1,2})\s+([A-Z][a-z]{2})\s+((?:19|20)\d\d)"
 COPYRIGHT_RE = re.compile(r"(?:©|\(c\)|copyright)\s*((?:19|20)\d\d)", re.I)
 
 SEPARATORS = set(",;&∗*†‡§¶⋆♯♭♮♣♠♦♥◇○•·")
-SPACING_ACCENTS = {"´": "\u0301", "`": "\u0300", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303",
-                   "¸": "\u0327", "ˇ": "\u030c", "˚": "\u030a", "¯": "\u0304", "˘": "\u0306", "˝": "\u030b"}
+SPACING_ACCENTS = {
+    "´": "\u0301",
+    "`": "\u0300",
+    "¨": "\u0308",
+    "ˆ": "\u0302",
+    "˜": "\u0303",
+    "¸": "\u0327",
+    "ˇ": "\u030c",
+    "˚": "\u030a",
+    "¯": "\u0304",
+    "˘": "\u0306",
+    "˝": "\u030b",
+}
 NOT_A_NAME = re.compile(
     r"@|https?:|www\.|\d|\b(universit\w*|institut\w*|college|school|department|dept|faculty|laborator\w*|lab|labs|"
     r"research|inc|ltd|corp\w*|company|co|gmbh|centre|center|foundation|group|team|google|deepmind|openai|meta|"
     r"microsoft|facebook|amazon|nvidia|ibm|brain|ai|academy|hospital|street|road|avenue|abstract|"
-    r"contributed|equal|correspondence|preprint|workshop|conference|proceedings|journal|arxiv)\b", re.I)
-NAME_PARTICLES = {"de", "da", "del", "della", "der", "den", "di", "du", "la", "le", "van", "von", "bin", "al", "el", "y"}
+    r"contributed|equal|correspondence|preprint|workshop|conference|proceedings|journal|arxiv)\b",
+    re.I,
+)
+NAME_PARTICLES = {
+    "de",
+    "da",
+    "del",
+    "della",
+    "der",
+    "den",
+    "di",
+    "du",
+    "la",
+    "le",
+    "van",
+    "von",
+    "bin",
+    "al",
+    "el",
+    "y",
+}
 
 
 @dataclass
@@ -62,9 +93,9 @@ class PdfMeta:
 class _Line:
     top: float
     bottom: float
-    size: float          # dominant character size of the line
+    size: float  # dominant character size of the line
     words: list[list[dict]]  # words, each a list of characters (superscripts dropped)
-    tokens: list[str]    # words and separator marks, in reading order
+    tokens: list[str]  # words and separator marks, in reading order
     text: str
 
 
@@ -74,13 +105,14 @@ def read_pdf_meta(path: Path) -> PdfMeta:
     Raises nothing for a damaged or text-less PDF: ingest reports those through parse.py."""
     try:
         import pdfplumber
+
         with pdfplumber.open(str(path)) as pdf:
             info = {k: v for k, v in (pdf.metadata or {}).items() if isinstance(v, str)}
             if not pdf.pages:
                 return PdfMeta()
             page = pdf.pages[0]
             chars = list(page.chars)
-    except Exception:  # noqa: BLE001 - a PDF we cannot open has no metadata; parse.py names the error
+    except Exception:  # a PDF we cannot open has no metadata; parse.py names the error
         return PdfMeta()
     return meta_from_chars(chars, info)
 
@@ -128,7 +160,15 @@ def meta_from_chars(chars: list[dict], info: dict | None = None) -> PdfMeta:
     return meta
 
 
-LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
+LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+}
 
 
 def _clean(text: str) -> str:
@@ -152,8 +192,9 @@ def _lines(chars: list[dict]) -> list[_Line]:
     out = []
     for row in rows:
         row.sort(key=lambda c: c["x0"])
-        size = statistics.median_high([round(c["size"], 1) for c in row if c["text"].isalnum()] or
-                                      [round(c["size"], 1) for c in row])
+        size = statistics.median_high(
+            [round(c["size"], 1) for c in row if c["text"].isalnum()] or [round(c["size"], 1) for c in row]
+        )
         # words: what the line says (punctuation kept, superscripts dropped);
         # tokens: the same words with "|" wherever a mark, symbol or wide gap separates names
         words, tokens, cur, prev = [], [], [], None
@@ -169,7 +210,7 @@ def _lines(chars: list[dict]) -> list[_Line]:
                     if gap > 0.18 * size:
                         words.append([c])
                     else:
-                        words[-1] = words[-1] + [c]   # "Atari," keeps its comma
+                        words[-1] = words[-1] + [c]  # "Atari," keeps its comma
                 if tokens and tokens[-1] != "|":
                     tokens.append("|")
                 prev = c
@@ -178,7 +219,7 @@ def _lines(chars: list[dict]) -> list[_Line]:
                 words.append(cur)
                 tokens.append("".join(x["text"] for x in cur))
                 if gap > 0.9 * size:
-                    tokens.append("|")   # a wide gap (quad) separates names too
+                    tokens.append("|")  # a wide gap (quad) separates names too
                 cur = []
             cur.append(c)
             prev = c
@@ -188,8 +229,16 @@ def _lines(chars: list[dict]) -> list[_Line]:
         if not words:
             continue
         text = " ".join("".join(x["text"] for x in w) for w in words)
-        out.append(_Line(min(c["top"] for c in row), max(c["bottom"] for c in row), size, words,
-                         tokens, unicodedata.normalize("NFC", text)))
+        out.append(
+            _Line(
+                min(c["top"] for c in row),
+                max(c["bottom"] for c in row),
+                size,
+                words,
+                tokens,
+                unicodedata.normalize("NFC", text),
+            )
+        )
     out.sort(key=lambda ln: ln.top)
     return out
 
@@ -205,7 +254,7 @@ def _merge_accents(row: list[dict]) -> list[dict]:
             if prev is not None and c["x0"] < prev["x1"] - 0.1 and c["x1"] > prev["x0"]:
                 out[-1] = {**prev, "text": unicodedata.normalize("NFC", prev["text"] + mark)}
             else:
-                pending = mark   # the accent comes before its letter in reading order
+                pending = mark  # the accent comes before its letter in reading order
             continue
         if pending:
             c = {**c, "text": unicodedata.normalize("NFC", c["text"] + pending)}
@@ -229,7 +278,7 @@ def _title(lines: list[_Line]) -> tuple[list[_Line], int]:
     body = _body_size(lines)
     top_size = max(lines[i].size for i in candidates)
     if top_size < body * 1.05:
-        return [], 0   # nothing larger than the body text: no visible title
+        return [], 0  # nothing larger than the body text: no visible title
     start = next(i for i in candidates if lines[i].size >= top_size - 0.3)
     picked = [lines[start]]
     end = start + 1
@@ -250,7 +299,7 @@ def _join_title(lines: list[_Line]) -> str:
     for ln in lines:
         part = ln.text.strip()
         if text.endswith("-") and part[:1].islower():
-            text = text[:-1] + part            # a word hyphenated across the line break
+            text = text[:-1] + part  # a word hyphenated across the line break
         else:
             text = f"{text} {part}" if text else part
     return _clean(text)
@@ -263,10 +312,10 @@ def _authors(lines: list[_Line]) -> list[str]:
         if re.match(r"\s*(abstract|summary|introduction|1\s+introduction|keywords)\b", ln.text, re.I):
             break
         if names and len(ln.text) > 120:
-            break   # running prose: the author block is over
+            break  # running prose: the author block is over
         groups = _split_tokens(ln.tokens)
         if any(NOT_A_NAME.search(" ".join(g)) for g in groups):
-            continue   # an affiliation or address line ("University of California, Santa Barbara")
+            continue  # an affiliation or address line ("University of California, Santa Barbara")
         names.extend(name for name in map(_as_name, groups) if name)
     return names
 
@@ -286,7 +335,7 @@ def _split_tokens(tokens: list[str]) -> list[list[str]]:
     for g in groups:
         # a line of names set without separators ("Maarten Bosma Gaurav Mishra"): pairs
         if len(g) >= 4 and len(g) % 2 == 0 and all(_capitalised(w) and not w.endswith(".") for w in g):
-            out.extend(g[i:i + 2] for i in range(0, len(g), 2))
+            out.extend(g[i : i + 2] for i in range(0, len(g), 2))
         else:
             out.append(g)
     return out

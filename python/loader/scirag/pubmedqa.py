@@ -8,6 +8,7 @@ the expected answer is the expert decision (yes/no/maybe) with its LONG_ANSWER
 (seen only by the correctness judge). The LONG_ANSWER is the abstract's conclusion
 and is not part of CONTEXTS, so answers must be built from the results.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,8 +25,8 @@ DB_NAME = "scirag_pubmedqa"
 DATASET = "pubmedqa"
 
 
-def pubmedqa_dsn(base_dsn: str) -> str:
-    return db.with_dbname(base_dsn, DB_NAME)
+def pubmedqa_dsn(dsn: str | None) -> str:
+    return db.benchmark_dsn(dsn, DB_NAME)
 
 
 def read(path: Path = DATA, limit: int | None = None) -> list[tuple[str, dict]]:
@@ -54,21 +55,35 @@ def title(pmid: str, item: dict) -> str:
 
 
 def manifest_lines(items: list[tuple[str, dict]]) -> list[dict]:
-    return [{"id": doc_id(pmid), "text": document_text(pmid, it), "format": "markdown", "title": title(pmid, it),
-             "year": int(it["YEAR"]) if str(it.get("YEAR", "")).isdigit() else None,
-             "source": "pubmedqa", "license": "public"}
-            for pmid, it in items]
+    return [
+        {
+            "id": doc_id(pmid),
+            "text": document_text(pmid, it),
+            "format": "markdown",
+            "title": title(pmid, it),
+            "year": int(it["YEAR"]) if str(it.get("YEAR", "")).isdigit() else None,
+            "source": "pubmedqa",
+            "license": "public",
+        }
+        for pmid, it in items
+    ]
 
 
 def questions(items: list[tuple[str, dict]]) -> list[Question]:
     out = []
     for pmid, it in items:
         decision = (it.get("final_decision") or "").strip().lower()
-        out.append(Question(id=f"pubmedqa-{pmid}", question=it["QUESTION"].strip(),
-                            expected_answer=f"{decision.capitalize()}. {it.get('LONG_ANSWER', '').strip()}",
-                            reference_documents=[doc_id(pmid)], evidence_phrases=[],
-                            tags=["pubmedqa", decision] + (["numeric"] if any(ch.isdigit() for ch in
-                                                                          it.get("LONG_ANSWER", "")) else [])))
+        out.append(
+            Question(
+                id=f"pubmedqa-{pmid}",
+                question=it["QUESTION"].strip(),
+                expected_answer=f"{decision.capitalize()}. {it.get('LONG_ANSWER', '').strip()}",
+                reference_documents=[doc_id(pmid)],
+                evidence_phrases=[],
+                tags=["pubmedqa", decision]
+                + (["numeric"] if any(ch.isdigit() for ch in it.get("LONG_ANSWER", "")) else []),
+            )
+        )
     return out
 
 
@@ -80,12 +95,15 @@ def build(dsn: str, path: Path = DATA, limit: int | None = None) -> list[Questio
     tag = hashlib.sha256(json.dumps(lines, sort_keys=True).encode()).hexdigest()[:16]
     db.init_db(dsn)
     with db.connect(dsn, role=db.LOADER_ROLE) as conn:
-        done = conn.execute("SELECT 1 FROM scirag.ingest_runs WHERE manifest LIKE %s AND finished_at IS NOT NULL",
-                            (f"%scirag-pubmedqa-{tag}%",)).fetchone()
+        done = conn.execute(
+            "SELECT 1 FROM scirag.ingest_runs WHERE manifest LIKE %s AND finished_at IS NOT NULL",
+            (f"%scirag-pubmedqa-{tag}%",),
+        ).fetchone()
         conn.commit()
         if done:
             return questions(items)
         from scirag.ingest import Ingester, ingest_manifest
+
         folder = Path(tempfile.gettempdir()) / f"scirag-pubmedqa-{tag}"
         folder.mkdir(exist_ok=True)
         manifest = folder / "manifest.jsonl"

@@ -2,6 +2,7 @@
 network) from the evaluation views: retrieval ablation bars (latest run of each
 config), metric history (every run over time), answer-quality tables and bars, and
 per-question answer checks, each with its corpus fingerprint and git commit."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,8 +15,7 @@ import psycopg
 from scirag import db
 
 REPORTS = db.ROOT / "reports"
-PALETTE = ["#2f6db5", "#e0802b", "#3a9a5b", "#b8434a", "#7d5bb5", "#8c6d3f", "#d36fb0", "#6f7f8f", "#b0b02c",
-           "#2cb0b0"]
+PALETTE = ["#2f6db5", "#e0802b", "#3a9a5b", "#b8434a", "#7d5bb5", "#8c6d3f", "#d36fb0", "#6f7f8f", "#b0b02c", "#2cb0b0"]
 
 
 def esc(v) -> str:
@@ -34,8 +34,10 @@ def fmt(v, digits: int = 3) -> str:
 # SVG charts
 # ---------------------------------------------------------------------------------
 
-def bar_chart(groups: list[str], series: list[str], values: dict, *, vmax: float = 1.0, title: str = "",
-              width: int = 860) -> str:
+
+def bar_chart(
+    groups: list[str], series: list[str], values: dict, *, vmax: float = 1.0, title: str = "", width: int = 860
+) -> str:
     """Grouped vertical bars: one group per config, one bar per metric."""
     if not groups:
         return ""
@@ -45,13 +47,18 @@ def bar_chart(groups: list[str], series: list[str], values: dict, *, vmax: float
     height = top + plot_h + label_h + 16 * n_leg + 6
     gw = (width - left - 10) / len(groups)
     bw = max(4.0, min(26.0, (gw - 10) / max(len(series), 1)))
-    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-           f'aria-label="{esc(title)}">', f'<text x="{left}" y="16" class="title">{esc(title)}</text>']
+    out = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{esc(title)}">',
+        f'<text x="{left}" y="16" class="title">{esc(title)}</text>',
+    ]
     for t in range(0, 5):
         v = vmax * t / 4
         y = top + plot_h - plot_h * t / 4
-        out.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{v:g}</text>')
+        out.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{v:g}</text>'
+        )
     for gi, g in enumerate(groups):
         x0 = left + gi * gw + (gw - bw * len(series)) / 2
         for si, s in enumerate(series):
@@ -60,18 +67,22 @@ def bar_chart(groups: list[str], series: list[str], values: dict, *, vmax: float
                 continue
             h = plot_h * max(0.0, min(v, vmax)) / vmax
             x = x0 + si * bw
-            out.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bw - 2:.1f}" height="{h:.1f}" '
-                       f'fill="{PALETTE[si % len(PALETTE)]}"><title>{esc(g)} {esc(s)}: {v:.3f}</title></rect>')
+            out.append(
+                f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bw - 2:.1f}" height="{h:.1f}" '
+                f'fill="{PALETTE[si % len(PALETTE)]}"><title>{esc(g)} {esc(s)}: {v:.3f}</title></rect>'
+            )
         cx = left + gi * gw + gw / 2
-        out.append(f'<text transform="translate({cx:.1f},{top + plot_h + 10}) rotate(40)" class="label">'
-                   f'{esc(g)}</text>')
+        out.append(
+            f'<text transform="translate({cx:.1f},{top + plot_h + 10}) rotate(40)" class="label">{esc(g)}</text>'
+        )
     out.append(legend(series, left, top + plot_h + label_h + 10, width - 10))
     out.append("</svg>")
     return "\n".join(out)
 
 
-def line_chart(series: dict[str, list[tuple[dt.datetime, float]]], *, vmax: float = 1.0, title: str = "",
-               width: int = 860) -> str:
+def line_chart(
+    series: dict[str, list[tuple[dt.datetime, float]]], *, vmax: float = 1.0, title: str = "", width: int = 860
+) -> str:
     """Metric history: one line per config, runs in time order (each run a point)."""
     pts = [t for s in series.values() for t, _ in s]
     if not pts:
@@ -87,26 +98,38 @@ def line_chart(series: dict[str, list[tuple[dt.datetime, float]]], *, vmax: floa
         x = left + (width - left - 20) * (order[t] / span if len(order) > 1 else 0.5)
         return x, top + plot_h - plot_h * max(0.0, min(v, vmax)) / vmax
 
-    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-           f'aria-label="{esc(title)}">', f'<text x="{left}" y="16" class="title">{esc(title)}</text>']
+    out = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{esc(title)}">',
+        f'<text x="{left}" y="16" class="title">{esc(title)}</text>',
+    ]
     for t in range(0, 5):
         v = vmax * t / 4
         y = top + plot_h - plot_h * t / 4
-        out.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{v:g}</text>')
-    out.append(f'<text x="{left}" y="{top + plot_h + 16}" class="tick">{esc(t0.strftime("%Y-%m-%d %H:%M"))}</text>'
-               f'<text x="{width - 20}" y="{top + plot_h + 16}" class="tick" text-anchor="end">'
-               f'{esc(t1.strftime("%Y-%m-%d %H:%M"))}</text>')
+        out.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{v:g}</text>'
+        )
+    out.append(
+        f'<text x="{left}" y="{top + plot_h + 16}" class="tick">{esc(t0.strftime("%Y-%m-%d %H:%M"))}</text>'
+        f'<text x="{width - 20}" y="{top + plot_h + 16}" class="tick" text-anchor="end">'
+        f"{esc(t1.strftime('%Y-%m-%d %H:%M'))}</text>"
+    )
     names = list(series)
     for i, name in enumerate(names):
         coords = [xy(t, v) for t, v in sorted(series[name])]
         color = PALETTE[i % len(PALETTE)]
         if len(coords) > 1:
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
-                       + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords) + '"/>')
+            out.append(
+                f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+                + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+                + '"/>'
+            )
         for (x, y), (t, v) in zip(coords, sorted(series[name])):
-            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{color}"><title>{esc(name)} '
-                       f'{esc(t.strftime("%Y-%m-%d %H:%M"))}: {v:.3f}</title></circle>')
+            out.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{color}"><title>{esc(name)} '
+                f"{esc(t.strftime('%Y-%m-%d %H:%M'))}: {v:.3f}</title></circle>"
+            )
     out.append(legend(names, left, top + plot_h + 40, width - 10))
     out.append("</svg>")
     return "\n".join(out)
@@ -131,20 +154,23 @@ def legend(names: list[str], x: float, y: float, width: float = 860) -> str:
     for r, row in enumerate(legend_rows(names, x, width)):
         yy = y + 16 * r
         for cx, i, n in row:
-            out.append(f'<rect x="{cx:.0f}" y="{yy - 9}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                       f'<text x="{cx + 14:.0f}" y="{yy}" class="tick">{esc(n)}</text>')
+            out.append(
+                f'<rect x="{cx:.0f}" y="{yy - 9}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                f'<text x="{cx + 14:.0f}" y="{yy}" class="tick">{esc(n)}</text>'
+            )
     return "".join(out)
 
 
 def table(columns: list[str], rows: list[dict], headers: dict | None = None) -> str:
     head = "".join(f"<th>{esc((headers or {}).get(c, c))}</th>" for c in columns)
     body = "\n".join("<tr>" + "".join(f"<td>{fmt(r.get(c))}</td>" for c in columns) + "</tr>" for r in rows)
-    return f'<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>'
+    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
 
 # ---------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------
+
 
 def fetch(conn: psycopg.Connection, query: str, params=()) -> list[dict]:
     cur = conn.execute(query, params)
@@ -154,18 +180,26 @@ def fetch(conn: psycopg.Connection, query: str, params=()) -> list[dict]:
 
 def collect(dsn: str) -> dict:
     with db.connect(dsn, role=db.LOADER_ROLE, autocommit=True) as conn:
-        retrieval = fetch(conn, """SELECT m.*, r.corpus_fingerprint FROM scirag.eval_config_metrics m
+        retrieval = fetch(
+            conn,
+            """SELECT m.*, r.corpus_fingerprint, r.scope_licenses FROM scirag.eval_config_metrics m
                                    JOIN scirag.eval_runs r ON r.id = m.run_id
-                                   WHERE m.finished_at IS NOT NULL ORDER BY m.started_at""")
-        answers = fetch(conn, """SELECT m.*, r.corpus_fingerprint, r.config FROM scirag.eval_answer_metrics m
+                                   WHERE m.finished_at IS NOT NULL ORDER BY m.started_at""",
+        )
+        answers = fetch(
+            conn,
+            """SELECT m.*, r.corpus_fingerprint, r.scope_licenses, r.config FROM scirag.eval_answer_metrics m
                                  JOIN scirag.eval_runs r ON r.id = m.run_id
-                                 WHERE r.finished_at IS NOT NULL ORDER BY m.started_at""")
+                                 WHERE r.finished_at IS NOT NULL ORDER BY m.started_at""",
+        )
         per_question = []
         if answers:
             latest = {}
             for a in answers:
                 latest[(a["dataset"], a["config_name"])] = a["run_id"]
-            per_question = fetch(conn, """SELECT a.run_id, r.dataset, r.config_name, a.question_id, a.tags,
+            per_question = fetch(
+                conn,
+                """SELECT a.run_id, r.dataset, r.config_name, a.question_id, a.tags,
                                                  a.expect_abstain, a.abstained, a.abstention_ok, a.citations_ok,
                                                  a.numbers_ok, a.ungrounded_numbers, a.evidence_hit, a.judge_status,
                                                  to_jsonb(a)->'supports_ok' AS supports_ok,
@@ -174,7 +208,8 @@ def collect(dsn: str) -> dict:
                                                  a.groundedness, a.citation_accuracy, a.completeness, a.correctness
                                           FROM scirag.eval_answers a JOIN scirag.eval_runs r ON r.id = a.run_id
                                           WHERE a.run_id = ANY (%s) ORDER BY a.run_id, a.question_id""",
-                                 (list(latest.values()),))
+                (list(latest.values()),),
+            )
     return {"retrieval": retrieval, "answers": answers, "per_question": per_question}
 
 
@@ -194,12 +229,16 @@ th{background:#f4f4f4}td{font-variant-numeric:tabular-nums}
 """
 
 
-def fingerprint_line(fp: dict | None, commit: str | None) -> str:
+def fingerprint_line(fp: dict | None, commit: str | None, scope: list[str] | None = None) -> str:
     fp = fp or {}
-    bits = [f"{fp.get('documents', '?')} documents", f"{fp.get('chunks', '?')} chunks"]
+    # the fingerprint counts only what the run could see: say which license classes that was
+    bits = [f"scope {', '.join(scope)}"] if scope else []
+    bits += [f"{fp.get('documents', '?')} documents", f"{fp.get('chunks', '?')} chunks"]
     if any(k in fp for k in ("kg_entities", "kg_relationships", "kg_communities")):
-        bits.append(f"graph {fp.get('kg_entities', 0)}/{fp.get('kg_relationships', 0)}/{fp.get('kg_communities', 0)}"
-                    " entities/relationships/communities")
+        bits.append(
+            f"graph {fp.get('kg_entities', 0)}/{fp.get('kg_relationships', 0)}/{fp.get('kg_communities', 0)}"
+            " entities/relationships/communities"
+        )
     bits.append("embeddings " + ", ".join(fp.get("embedding_versions") or []))
     bits.append(f"latest ingestion {fp.get('latest_ingestion', '?')}")
     return f"corpus: {esc('; '.join(bits))}; git commit <code>{esc(commit or 'unknown')}</code>"
@@ -207,14 +246,16 @@ def fingerprint_line(fp: dict | None, commit: str | None) -> str:
 
 def render(data_by_db: dict[str, dict]) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>scirag evaluation report</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>scirag evaluation report</h1><p class='note'>Generated {esc(now)} from the views "
-             "<code>scirag.eval_config_metrics</code> and <code>scirag.eval_answer_metrics</code>. "
-             "Retrieval: hit@5, hit@10 and MRR over the top 10 through <code>scirag.retrieve</code>; an item is "
-             "relevant if it comes from a reference document or contains an evidence phrase; unanswerable "
-             "questions and questions outside the caller's scope are not scored. Answers: mechanical checks "
-             "(no model) and the blind two-pass judge (0-2) when a model was configured.</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>scirag evaluation report</title>"
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>scirag evaluation report</h1><p class='note'>Generated {esc(now)} from the views "
+        "<code>scirag.eval_config_metrics</code> and <code>scirag.eval_answer_metrics</code>. "
+        "Retrieval: hit@5, hit@10 and MRR over the top 10 through <code>scirag.retrieve</code>; an item is "
+        "relevant if it comes from a reference document or contains an evidence phrase; unanswerable "
+        "questions and questions outside the caller's scope are not scored. Answers: mechanical checks "
+        "(no model) and the blind two-pass judge (0-2) when a model was configured.</p>",
+    ]
     for dbname, data in data_by_db.items():
         parts.append(f"<h2>Database <code>{esc(dbname)}</code></h2>")
         parts.append(retrieval_section(data["retrieval"]))
@@ -234,26 +275,46 @@ def retrieval_section(runs: list[dict]) -> str:
             latest[r["config_name"]] = r
         kind = rs[-1]["kind"]
         metrics = ["hit_at_5", "hit_at_10", "mrr"] if kind == "retrieval" else ["ndcg_at_10", "recall_at_100", "mrr"]
-        names = {"hit_at_5": "hit@5", "hit_at_10": "hit@10", "mrr": "MRR", "ndcg_at_10": "nDCG@10",
-                 "recall_at_100": "Recall@100"}
+        names = {
+            "hit_at_5": "hit@5",
+            "hit_at_10": "hit@10",
+            "mrr": "MRR",
+            "ndcg_at_10": "nDCG@10",
+            "recall_at_100": "Recall@100",
+        }
         configs = list(latest)
         values = {(c, names[m]): latest[c][m] for c in configs for m in metrics if latest[c][m] is not None}
         out.append(f"<h3>Retrieval ({esc(kind)}): {esc(dataset)}, latest run per configuration</h3>")
         out.append(bar_chart(configs, [names[m] for m in metrics], values, title=f"{dataset}: ablation"))
         rows = [dict(latest[c], **{names[m]: latest[c][m] for m in metrics}) for c in configs]
-        out.append(table(["run_id", "config_name", "n_questions", *[names[m] for m in metrics], "p50_ms",
-                          "corpus_documents", "corpus_chunks", "started_at", "git_commit"], rows))
-        out.append(f"<p class='note'>{fingerprint_line(rs[-1]['corpus_fingerprint'], rs[-1]['git_commit'])}</p>")
+        out.append(
+            table(
+                [
+                    "run_id",
+                    "config_name",
+                    "n_questions",
+                    *[names[m] for m in metrics],
+                    "p50_ms",
+                    "corpus_documents",
+                    "corpus_chunks",
+                    "started_at",
+                    "git_commit",
+                ],
+                rows,
+            )
+        )
+        out.append(
+            f"<p class='note'>{fingerprint_line(rs[-1]['corpus_fingerprint'], rs[-1]['git_commit'], rs[-1].get('scope_licenses'))}</p>"
+        )
         for m in metrics:
             series: dict[str, list] = {}
             for r in rs:
                 if r[m] is not None:
                     series.setdefault(r["config_name"], []).append((r["started_at"], float(r[m])))
-            if sum(len(v) for v in series.values()) > len(series):   # history needs repeated runs
+            if sum(len(v) for v in series.values()) > len(series):  # history needs repeated runs
                 out.append(line_chart(series, title=f"{dataset}: {names[m]} history"))
         if all(len([r for r in rs if r["config_name"] == c]) == 1 for c in configs):
-            out.append("<p class='note'>Metric history appears once a configuration has been run more than "
-                       "once.</p>")
+            out.append("<p class='note'>Metric history appears once a configuration has been run more than once.</p>")
     return "\n".join(out)
 
 
@@ -261,11 +322,18 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
     if not runs:
         return "<p class='note'>No answer runs yet: <code>scirag eval answer</code>.</p>"
     out = []
-    rate_cols = ["citations_ok_rate", "numbers_ok_rate", "abstention_ok_rate", "abstained_when_unanswerable",
-                 "abstained_when_answerable", "evidence_hit_rate"]
+    rate_cols = [
+        "citations_ok_rate",
+        "numbers_ok_rate",
+        "abstention_ok_rate",
+        "abstained_when_unanswerable",
+        "abstained_when_answerable",
+        "evidence_hit_rate",
+    ]
     # answer correctness and the supports check (schema/eval_answer_checks; absent on older databases)
-    rate_cols += [c for c in ("supports_ok_rate", "answer_correct_rate", "cited_holds_answer_rate")
-                  if any(c in r for r in runs)]
+    rate_cols += [
+        c for c in ("supports_ok_rate", "answer_correct_rate", "cited_holds_answer_rate") if any(c in r for r in runs)
+    ]
     judge_cols = ["groundedness", "citation_accuracy", "completeness", "correctness"]
     for dataset in sorted({r["dataset"] for r in runs}):
         rs = [r for r in runs if r["dataset"] == dataset]
@@ -280,12 +348,32 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
             jv = {(c, m): _f(latest[c][m]) for c in configs for m in judge_cols if latest[c][m] is not None}
             out.append(bar_chart(configs, judge_cols, jv, vmax=2.0, title=f"{dataset}: judge scores (0-2)"))
         else:
-            out.append("<p class='note'>Judge: skipped (no model configured). Set SCIRAG_LLM_PROVIDER "
-                       "(google, openai, or recorded) and re-run <code>scirag eval answer</code>.</p>")
-        out.append(table(["run_id", "config_name", "n_questions", "n_unanswerable", *rate_cols,
-                          "judged", "judge_failed", "judge_skipped", *judge_cols, "prompt_tokens_mean", "p50_ms",
-                          "git_commit"], [{k: _f(v) for k, v in latest[c].items()} for c in configs]))
-        out.append(f"<p class='note'>{fingerprint_line(rs[-1]['corpus_fingerprint'], rs[-1]['git_commit'])}</p>")
+            out.append(
+                "<p class='note'>Judge: skipped (no model configured). Set SCIRAG_LLM_PROVIDER "
+                "(google, openai, or recorded) and re-run <code>scirag eval answer</code>.</p>"
+            )
+        out.append(
+            table(
+                [
+                    "run_id",
+                    "config_name",
+                    "n_questions",
+                    "n_unanswerable",
+                    *rate_cols,
+                    "judged",
+                    "judge_failed",
+                    "judge_skipped",
+                    *judge_cols,
+                    "prompt_tokens_mean",
+                    "p50_ms",
+                    "git_commit",
+                ],
+                [{k: _f(v) for k, v in latest[c].items()} for c in configs],
+            )
+        )
+        out.append(
+            f"<p class='note'>{fingerprint_line(rs[-1]['corpus_fingerprint'], rs[-1]['git_commit'], rs[-1].get('scope_licenses'))}</p>"
+        )
         series: dict[str, list] = {}
         for r in rs:
             if r["abstention_ok_rate"] is not None:
@@ -295,10 +383,28 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
         pq = [p for p in per_question if p["dataset"] == dataset]
         if pq and len(pq) <= 60:
             out.append("<h3>Per question (latest runs)</h3>")
-            out.append(table(["config_name", "question_id", "expect_abstain", "abstained", "abstention_ok",
-                              "citations_ok", "numbers_ok", "supports_ok", "answer_correct", "cited_holds_answer",
-                              "ungrounded_numbers", "evidence_hit", "judge_status", "groundedness", "correctness"],
-                             [dict(p, ungrounded_numbers=", ".join(p["ungrounded_numbers"] or [])) for p in pq]))
+            out.append(
+                table(
+                    [
+                        "config_name",
+                        "question_id",
+                        "expect_abstain",
+                        "abstained",
+                        "abstention_ok",
+                        "citations_ok",
+                        "numbers_ok",
+                        "supports_ok",
+                        "answer_correct",
+                        "cited_holds_answer",
+                        "ungrounded_numbers",
+                        "evidence_hit",
+                        "judge_status",
+                        "groundedness",
+                        "correctness",
+                    ],
+                    [dict(p, ungrounded_numbers=", ".join(p["ungrounded_numbers"] or [])) for p in pq],
+                )
+            )
         elif pq:
             out.append(f"<p class='note'>{len(pq)} per-question rows in <code>scirag.eval_answers</code>.</p>")
     return "\n".join(out)
@@ -307,6 +413,7 @@ def answer_section(runs: list[dict], per_question: list[dict]) -> str:
 def _f(v):
     try:
         from decimal import Decimal
+
         if isinstance(v, Decimal):
             return float(v)
     except ImportError:  # pragma: no cover

@@ -3,6 +3,7 @@
 Each table is ingested as a document of its own (paper title, caption, and the
 table as a pipe table, which the chunker keeps intact as an is_table chunk) into
 a database of its own; every claim is a query run through scirag.retrieve."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,8 @@ from scirag.manifest import Entry
 from scirag.metrics import dedupe, hit_at, mrr, percentile
 
 
-def scitab_dsn(base_dsn: str) -> str:
-    return db.with_dbname(base_dsn, "scirag_scitab")
+def scitab_dsn(dsn: str | None) -> str:
+    return db.benchmark_dsn(dsn, "scirag_scitab")
 
 
 def table_text(t: dict) -> str:
@@ -32,28 +33,39 @@ def load(dsn: str, data_dir: Path) -> None:
     path = data_dir / "tables.jsonl"
     tag = "scitab:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     tables = [json.loads(line) for line in open(path, encoding="utf-8")]
-    entries = (Entry(line_no=i, id=t["table_id"], title=t["paper"], text=table_text(t), source="scitab",
-                     license="public") for i, t in enumerate(tables, 1))
+    entries = (
+        Entry(line_no=i, id=t["table_id"], title=t["paper"], text=table_text(t), source="scitab", license="public")
+        for i, t in enumerate(tables, 1)
+    )
     load_documents(dsn, tag, entries)
 
 
-def run_config(dsn: str, data_dir: Path, name: str, profile: str, options: dict, limit: int | None = None,
-               k: int = 20) -> dict:
+def run_config(
+    dsn: str, data_dir: Path, name: str, profile: str, options: dict, limit: int | None = None, k: int = 20
+) -> dict:
     claims = [json.loads(line) for line in open(data_dir / "claims_dev.jsonl", encoding="utf-8")]
     claims = claims[:limit] if limit else claims
     with db.connect(dsn, role=db.LOADER_ROLE) as writer, db.connect(dsn, role=db.READER_ROLE) as reader:
-        run_id = start_run(writer, "table", "scitab", "dev", name, {"profile": profile, "options": options, "k": k})
+        run_id = start_run(
+            writer, reader, "table", "scitab", "dev", name, {"profile": profile, "options": options, "k": k}
+        )
         rows, per, times = [], {"hit@1": [], "hit@5": [], "hit@10": [], "mrr": []}, []
         for i, c in enumerate(claims, 1):
             t0 = time.perf_counter()
-            got = reader.execute("SELECT external_id FROM scirag.retrieve(%s, k => %s, profile => %s, options => %s)",
-                                 (c["claim"], k, profile, json.dumps(options))).fetchall()
+            got = reader.execute(
+                "SELECT external_id FROM scirag.retrieve(%s, k => %s, profile => %s, options => %s)",
+                (c["claim"], k, profile, json.dumps(options)),
+            ).fetchall()
             times.append((time.perf_counter() - t0) * 1000)
             reader.commit()
             ranked = dedupe([r[0] for r in got])
             rel = {c["table_id"]}
-            m = {"hit@1": hit_at(ranked, rel, 1), "hit@5": hit_at(ranked, rel, 5),
-                 "hit@10": hit_at(ranked, rel, 10), "mrr": mrr(ranked, rel)}
+            m = {
+                "hit@1": hit_at(ranked, rel, 1),
+                "hit@5": hit_at(ranked, rel, 5),
+                "hit@10": hit_at(ranked, rel, 10),
+                "mrr": mrr(ranked, rel),
+            }
             for key in per:
                 per[key].append(m[key])
             rows.append((c["id"], m, ranked[:10], times[-1]))

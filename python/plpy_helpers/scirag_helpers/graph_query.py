@@ -6,6 +6,7 @@ the walk from a name only through a surface of evidence the caller may see, so a
 model cannot widen what the walk reaches. Any failure returns [] and the SQL
 surface matcher still seeds.
 """
+
 from __future__ import annotations
 
 from scirag_helpers.llm import LLMClient, LLMError, get_llm, parse_json_response
@@ -15,10 +16,12 @@ SYSTEM = "You find the named scientific entities in a question. Answer with JSON
 
 
 def build_prompt(query: str) -> str:
-    return ("List the entities the question names or refers to (crops, materials, places, organisations, "
-            "processes, properties), each as a short noun phrase in the question's own words where possible.\n"
-            f"Question: {query}\n\n"
-            'Answer with JSON: {"entities": ["...", "..."]}')
+    return (
+        "List the entities the question names or refers to (crops, materials, places, organisations, "
+        "processes, properties), each as a short noun phrase in the question's own words where possible.\n"
+        f"Question: {query}\n\n"
+        'Answer with JSON: {"entities": ["...", "..."]}'
+    )
 
 
 def parse_names(raw: str) -> list[str]:
@@ -51,8 +54,9 @@ def question_entities(plpy, gd: dict, query: str, client: LLMClient | None = Non
     if client is None:
         return []
     try:
-        raw = client.complete(build_prompt(query[:2000]), system=SYSTEM, temperature=0.0, json_mode=True,
-                              max_tokens=256)
+        raw = client.complete(
+            build_prompt(query[:2000]), system=SYSTEM, temperature=0.0, json_mode=True, max_tokens=256
+        )
     except LLMError:
         return []
     return parse_names(raw)

@@ -11,6 +11,7 @@ Both run at temperature 0. Scores clamp to 0-2. A malformed reply (not JSON, not
 object, a missing key, a non-numeric score such as "2" or true) is a failed pass with
 no score: never a coerced one.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,9 +31,9 @@ class MalformedJudgment(ValueError):
 
 @dataclass
 class Judgment:
-    status: str                              # ok | failed | skipped (no model configured)
+    status: str  # ok | failed | skipped (no model configured)
     model: str | None = None
-    grounding_status: str | None = None      # ok | failed | None (skipped)
+    grounding_status: str | None = None  # ok | failed | None (skipped)
     correctness_status: str | None = None
     scores: dict = field(default_factory=dict)
     rationale: dict = field(default_factory=dict)
@@ -69,9 +70,17 @@ def _run_pass(llm, system: str, prompt: str, keys: tuple[str, ...]):
     return parse_scores(text, keys)
 
 
-def judge_answer(llm, *, question: str, answer: str, sources: list[dict], reference: str,
-                 grounding_template: prompts.Template, correctness_template: prompts.Template,
-                 model_label: str | None = None) -> Judgment:
+def judge_answer(
+    llm,
+    *,
+    question: str,
+    answer: str,
+    sources: list[dict],
+    reference: str,
+    grounding_template: prompts.Template,
+    correctness_template: prompts.Template,
+    model_label: str | None = None,
+) -> Judgment:
     """Both passes for one answer. ``sources`` are the numbered sources exactly as the
     answerer saw them (dicts with ``n``, title/section/citation and ``text``)."""
     if llm is None:

@@ -12,6 +12,7 @@ calls (so no API key is ever stored in a table a reader could select):
   SCIRAG_OPENAI_BASE_URL, SCIRAG_OPENAI_API_KEY   for openai-compatible servers (Ollama, vLLM, llama.cpp)
   SCIRAG_LLM_RECORDING  JSON file of recorded responses, for recorded
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,15 @@ class LLMError(RuntimeError):
 class LLMClient(Protocol):
     name: str
 
-    def complete(self, prompt: str, *, system: str | None = None, temperature: float = 0.0,
-                 json_mode: bool = False, max_tokens: int = 1024) -> str: ...
+    def complete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        temperature: float = 0.0,
+        json_mode: bool = False,
+        max_tokens: int = 1024,
+    ) -> str: ...
 
 
 def prompt_key(prompt: str, system: str | None = None) -> str:
@@ -54,10 +62,13 @@ class GoogleGenAIClient:
         try:
             client = genai.Client(api_key=self.api_key or os.environ.get("GOOGLE_API_KEY"))
             cfg = types.GenerateContentConfig(
-                system_instruction=system, temperature=temperature, max_output_tokens=max_tokens,
-                response_mime_type="application/json" if json_mode else None)
+                system_instruction=system,
+                temperature=temperature,
+                max_output_tokens=max_tokens,
+                response_mime_type="application/json" if json_mode else None,
+            )
             resp = client.models.generate_content(model=self.model, contents=prompt, config=cfg)
-        except Exception as exc:  # noqa: BLE001 - every provider failure becomes one error type
+        except Exception as exc:  # every provider failure becomes one error type
             raise LLMError(f"google-genai call to {self.model} failed: {exc}") from exc
         if not resp.text:
             raise LLMError(f"google-genai model {self.model} returned no text")
@@ -78,9 +89,13 @@ class OpenAICompatibleClient:
         if json_mode:
             body["response_format"] = {"type": "json_object"}
         req = urllib.request.Request(
-            self.base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json",
-                     **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
+            self.base_url.rstrip("/") + "/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={
+                "Content-Type": "application/json",
+                **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
                 payload = json.loads(r.read())
@@ -93,6 +108,7 @@ class OpenAICompatibleClient:
 class RecordedClient:
     """Replays recorded responses: {"by_prompt": {sha256: text}, "in_order": [text, ...]}.
     Every prompt it is shown is kept in ``seen`` so tests can assert what a model saw."""
+
     recording: dict
     name: str = "recorded"
     seen: list = field(default_factory=list)
@@ -121,14 +137,16 @@ def get_llm(env: dict | None = None) -> LLMClient | None:
     if provider in ("", "none", "offline"):
         return None
     if provider == "google":
-        return GoogleGenAIClient(model=env.get("SCIRAG_LLM_MODEL") or "gemini-2.5-flash",
-                                 api_key=env.get("GOOGLE_API_KEY"))
+        return GoogleGenAIClient(
+            model=env.get("SCIRAG_LLM_MODEL") or "gemini-2.5-flash", api_key=env.get("GOOGLE_API_KEY")
+        )
     if provider == "openai":
         base = env.get("SCIRAG_OPENAI_BASE_URL")
         if not base:
             raise LLMError("SCIRAG_LLM_PROVIDER=openai needs SCIRAG_OPENAI_BASE_URL (e.g. http://localhost:11434/v1)")
-        return OpenAICompatibleClient(base_url=base, model=env.get("SCIRAG_LLM_MODEL") or "llama3.1",
-                                      api_key=env.get("SCIRAG_OPENAI_API_KEY"))
+        return OpenAICompatibleClient(
+            base_url=base, model=env.get("SCIRAG_LLM_MODEL") or "llama3.1", api_key=env.get("SCIRAG_OPENAI_API_KEY")
+        )
     if provider == "recorded":
         path = env.get("SCIRAG_LLM_RECORDING")
         if not path:

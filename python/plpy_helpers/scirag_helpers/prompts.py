@@ -8,6 +8,7 @@ with ``$SLOTS``; each kind has required slots and, for the judge, forbidden ones
 
 Nothing here talks to a database or a model: callers pass rows in.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,6 +29,12 @@ SLOTS = {
 
 ABSTAIN_LEAD = "The sources do not contain"
 
+# The question intents, in the order they are tried (priority). Their rules are the
+# rows of scirag.answer_intents (shipped from domain/prompts/intents.json, which
+# must hold exactly these); classify_intent below is the one classifier, called by
+# the answerer and, through scirag.classify_intent, by the reranker's intent bias.
+INTENTS = ("CRITIQUE", "COMPARISON", "DEFINITION", "QUANTITY", "MECHANISM", "APPLICATION", "STUDY_DETAIL", "GENERAL")
+
 
 class PromptError(ValueError):
     """A template that breaks the contract of its kind (missing or forbidden slot)."""
@@ -41,9 +48,11 @@ class Template:
     body: str
 
     def slots(self) -> set[str]:
-        return {m.group("named") or m.group("braced")
-                for m in string.Template.pattern.finditer(self.body)
-                if m.group("named") or m.group("braced")}
+        return {
+            m.group("named") or m.group("braced")
+            for m in string.Template.pattern.finditer(self.body)
+            if m.group("named") or m.group("braced")
+        }
 
     def validate(self) -> "Template":
         if self.kind not in SLOTS:
@@ -52,10 +61,14 @@ class Template:
         have = self.slots() | {m.group(1) for m in re.finditer(r"\$\{?([A-Z_]+)", self.system)}
         missing = required - self.slots()
         if missing:
-            raise PromptError(f"template {self.name} ({self.kind}) lacks slot(s) {', '.join(sorted('$' + s for s in missing))}")
+            raise PromptError(
+                f"template {self.name} ({self.kind}) lacks slot(s) {', '.join(sorted('$' + s for s in missing))}"
+            )
         bad = forbidden & have
         if bad:
-            raise PromptError(f"template {self.name} ({self.kind}) must not use {', '.join(sorted('$' + s for s in bad))}")
+            raise PromptError(
+                f"template {self.name} ({self.kind}) must not use {', '.join(sorted('$' + s for s in bad))}"
+            )
         return self
 
     def render(self, **values: object) -> tuple[str, str]:
@@ -80,6 +93,7 @@ class Intent:
 
 # -- shipped defaults (files) --------------------------------------------------------
 
+
 def default_template(kind: str, folder: Path = PROMPTS_DIR) -> Template:
     system = (folder / f"{kind}.system.txt").read_text(encoding="utf-8").strip()
     body = (folder / f"{kind}.txt").read_text(encoding="utf-8").rstrip("\n")
@@ -91,17 +105,27 @@ def default_intents(folder: Path = PROMPTS_DIR) -> list[Intent]:
 
 
 def intents_from_rows(rows) -> list[Intent]:
-    out = [Intent(r["intent"], int(r["priority"]), tuple(r["cues"] or ()), r["guidance"],
-                  tuple(re.compile(c, re.I) for c in (r["cues"] or ())))
-           for r in rows]
+    out = [
+        Intent(
+            r["intent"],
+            int(r["priority"]),
+            tuple(r["cues"] or ()),
+            r["guidance"],
+            tuple(re.compile(c, re.I) for c in (r["cues"] or ())),
+        )
+        for r in rows
+    ]
     return sorted(out, key=lambda i: (i.priority, i.intent))
 
 
 # -- rows (inside PostgreSQL) ----------------------------------------------------------
 
+
 def load_template(plpy, kind: str, name: str = "default") -> Template:
-    plan = plpy.prepare("SELECT name, kind, system_text, template FROM scirag.prompt_templates "
-                        "WHERE kind = $1 AND name = $2", ["text", "text"])
+    plan = plpy.prepare(
+        "SELECT name, kind, system_text, template FROM scirag.prompt_templates WHERE kind = $1 AND name = $2",
+        ["text", "text"],
+    )
     rows = plpy.execute(plan, [kind, name])
     if not rows:
         raise PromptError(f"no prompt template {name!r} of kind {kind!r} in scirag.prompt_templates")
@@ -116,6 +140,7 @@ def load_intents(plpy) -> list[Intent]:
 
 # -- intent and question shape ---------------------------------------------------------
 
+
 def classify_intent(question: str, intents: list[Intent]) -> Intent:
     """The first intent (by priority) whose cue matches; the cue-less one is the fallback."""
     fallback = None
@@ -125,7 +150,9 @@ def classify_intent(question: str, intents: list[Intent]) -> Intent:
             continue
         if it.matches(question):
             return it
-    return fallback or Intent("GENERAL", 1000, (), "Answer directly and concisely from the sources, citing every claim.")
+    return fallback or Intent(
+        "GENERAL", 1000, (), "Answer directly and concisely from the sources, citing every claim."
+    )
 
 
 _QUANTITY = re.compile(
@@ -133,7 +160,9 @@ _QUANTITY = re.compile(
     r"|\b(amount|number|rate|yield|cost|price|content|ratio|concentration|percentage|percent|share|fraction"
     r"|temperature|moisture|density|durability|loading|dose|factor|potential|emissions?|capacity|efficiency"
     r"|energy|tonnes?|tons?|kg|grams?|litres?|liters?|metres?|meters?|m3|mg|gj|kwh|dollars?|\$"
-    r"|accuracy|score|error|perplexity|f1|bleu|precision|recall|dimension|speed-?up)\b", re.I)
+    r"|accuracy|score|error|perplexity|f1|bleu|precision|recall|dimension|speed-?up)\b",
+    re.I,
+)
 
 
 def wants_quantity(question: str, intent: Intent | None = None) -> bool:
@@ -142,6 +171,7 @@ def wants_quantity(question: str, intent: Intent | None = None) -> bool:
 
 
 # -- source blocks -----------------------------------------------------------------------
+
 
 def position_of(citation: dict) -> str:
     if citation.get("pages"):
@@ -154,7 +184,7 @@ def position_of(citation: dict) -> str:
 def breadcrumb(title: str, section_path: str | None) -> str:
     path = (section_path or "").strip()
     if title and (path == title or path.startswith(title + " > ")):
-        path = path[len(title):].lstrip(" >")
+        path = path[len(title) :].lstrip(" >")
     return " > ".join(p for p in (title, path) if p)
 
 
@@ -177,9 +207,15 @@ def source_blocks(sources: list[dict], text_key: str = "text") -> str:
 
 # -- the four prompts ------------------------------------------------------------------------
 
+
 def answer_prompt(template: Template, question: str, sources: list[dict], intent: Intent) -> tuple[str, str]:
-    return template.render(QUESTION=question.strip(), SOURCES=source_blocks(sources), INTENT=intent.intent,
-                           GUIDANCE=intent.guidance, N_SOURCES=len(sources))
+    return template.render(
+        QUESTION=question.strip(),
+        SOURCES=source_blocks(sources),
+        INTENT=intent.intent,
+        GUIDANCE=intent.guidance,
+        N_SOURCES=len(sources),
+    )
 
 
 def grounding_prompt(template: Template, question: str, answer: str, sources: list[dict]) -> tuple[str, str]:
@@ -188,8 +224,11 @@ def grounding_prompt(template: Template, question: str, answer: str, sources: li
     if template.kind != "judge_grounding":
         raise PromptError("grounding_prompt needs a judge_grounding template")
     template.validate()
-    return template.render(QUESTION=question.strip(), ANSWER=answer.strip(),
-                           SOURCES=source_blocks(sources) if sources else "(no sources were provided)")
+    return template.render(
+        QUESTION=question.strip(),
+        ANSWER=answer.strip(),
+        SOURCES=source_blocks(sources) if sources else "(no sources were provided)",
+    )
 
 
 def correctness_prompt(template: Template, answer: str, reference: str) -> tuple[str, str]:

@@ -19,6 +19,7 @@ where the reason is a fixed class name and never query or chunk text.
 Everything takes its collaborators (plpy, the GD cache, the LLM client, the
 ONNX session) as arguments, so tests/py exercise it without a database.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,33 +29,33 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from .llm import LLMError, get_llm, parse_json_response
+from .prompts import INTENTS  # the classes of the one classifier (scirag.classify_intent)
 
 RERANKERS = ("none", "llm", "cross_encoder")
 
 # Bounds on what a caller hands the stage (issue 13: nothing a reader sends may hang or
 # bloat the server). Every routine below is linear in its input, and these caps bound it.
-MAX_QUERY_CHARS = 4000        # a question; longer is refused with a clear error
-MAX_PASSAGES = 1000           # candidates per call
-MAX_PASSAGE_CHARS = 100_000   # one candidate's text
-MAX_ENTITIES = 32             # query entities used for the boost (each is one scan per passage)
-LLM_MAX_PASSAGES = 50         # passages an LLM reranker scores per call (each batch is a paid call);
-                              # the rest keep their fused order below the scored ones
-MAX_BATCH_SIZE = 1024         # the preset schema's bounds
+MAX_QUERY_CHARS = 4000  # a question; longer is refused with a clear error
+MAX_PASSAGES = 1000  # candidates per call
+MAX_PASSAGE_CHARS = 100_000  # one candidate's text
+MAX_ENTITIES = 32  # query entities used for the boost (each is one scan per passage)
+LLM_MAX_PASSAGES = 50  # passages an LLM reranker scores per call (each batch is a paid call);
+# the rest keep their fused order below the scored ones
+MAX_BATCH_SIZE = 1024  # the preset schema's bounds
 MAX_LENGTH = 8192
-MODEL_CACHE_SIZE = 1          # loaded cross-encoders kept per backend (LRU)
-INTENTS = ("DEFINITION", "MECHANISM", "COMPARISON", "APPLICATION", "STUDY_DETAIL", "CRITIQUE", "GENERAL")
+MODEL_CACHE_SIZE = 1  # loaded cross-encoders kept per backend (LRU)
 
 DEFAULTS = {
     "reranker": "none",
     "model_path": None,
     "entity_boost": 0.05,
-    "entities": None,          # None: taken from the query
+    "entities": None,  # None: taken from the query
     "intent_bias": False,
-    "intent": None,            # None: scirag.classify_intent(query)
+    "intent": None,  # None: scirag.classify_intent(query)
     "intent_weight": 0.05,
     "batch_size": 8,
     "max_length": 512,
-    "fused_scores": None,      # base scores when no model runs (normalised)
+    "fused_scores": None,  # base scores when no model runs (normalised)
 }
 
 
@@ -81,6 +82,7 @@ class Reranker(Protocol):
 # ---------------------------------------------------------------------------
 # Options
 # ---------------------------------------------------------------------------
+
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -120,7 +122,9 @@ def parse_options(options) -> dict:
             if v is not None and (not isinstance(v, list) or not all(isinstance(e, str) for e in v)):
                 raise OptionsError('rerank option "entities" must be a list of strings')
             if v is not None and (len(v) > MAX_ENTITIES or any(len(e) > 200 for e in v)):
-                raise OptionsError(f'rerank option "entities" takes at most {MAX_ENTITIES} strings of at most 200 characters')
+                raise OptionsError(
+                    f'rerank option "entities" takes at most {MAX_ENTITIES} strings of at most 200 characters'
+                )
         elif key == "fused_scores":
             if v is not None and (not isinstance(v, list) or not all(_is_number(x) for x in v)):
                 raise OptionsError('rerank option "fused_scores" must be a list of numbers')
@@ -134,8 +138,10 @@ def parse_options(options) -> dict:
 # LLM adapter
 # ---------------------------------------------------------------------------
 
-LLM_SYSTEM = ("You judge how relevant passages from scientific documents are to a question. "
-              "Judge only what each passage says; do not answer the question.")
+LLM_SYSTEM = (
+    "You judge how relevant passages from scientific documents are to a question. "
+    "Judge only what each passage says; do not answer the question."
+)
 
 
 def _truncate_words(text: str, max_words: int) -> str:
@@ -147,9 +153,12 @@ def llm_prompt(query: str, passages: Sequence[str], max_words: int) -> str:
     lines = [f"Question: {query}", "", "Passages:"]
     for i, p in enumerate(passages, 1):
         lines.append(f"[{i}] {_truncate_words(' '.join(p.split()), max_words)}")
-    lines += ["", f"Rate each of the {len(passages)} passages from 0 (irrelevant) to 10 (answers the question "
-              "directly). Reply with JSON only, in passage order: "
-              '{"scores": [' + ", ".join(f"<score of [{i}]>" for i in range(1, len(passages) + 1)) + "]}"]
+    lines += [
+        "",
+        f"Rate each of the {len(passages)} passages from 0 (irrelevant) to 10 (answers the question "
+        "directly). Reply with JSON only, in passage order: "
+        '{"scores": [' + ", ".join(f"<score of [{i}]>" for i in range(1, len(passages) + 1)) + "]}",
+    ]
     return "\n".join(lines)
 
 
@@ -164,20 +173,24 @@ class LLMReranker:
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         out: list[float] = []
         for start in range(0, len(passages), self.batch_size):
-            batch = list(passages[start:start + self.batch_size])
+            batch = list(passages[start : start + self.batch_size])
             prompt = llm_prompt(query, batch, self.max_length)
             try:
-                text = self.client.complete(prompt, system=LLM_SYSTEM, temperature=0.0, json_mode=True,
-                                            max_tokens=64 + 8 * len(batch))
-            except Exception as exc:  # noqa: BLE001 - any client failure is one fallback class
+                text = self.client.complete(
+                    prompt, system=LLM_SYSTEM, temperature=0.0, json_mode=True, max_tokens=64 + 8 * len(batch)
+                )
+            except Exception as exc:  # any client failure is one fallback class
                 raise RerankFailure("llm_error") from exc
             try:
                 data = parse_json_response(text)
             except LLMError as exc:
                 raise RerankFailure("bad_output") from exc
             scores = data.get("scores") if isinstance(data, dict) else data
-            if (not isinstance(scores, list) or len(scores) != len(batch)
-                    or not all(_is_number(s) and 0 <= s <= 10 for s in scores)):
+            if (
+                not isinstance(scores, list)
+                or len(scores) != len(batch)
+                or not all(_is_number(s) and 0 <= s <= 10 for s in scores)
+            ):
                 raise RerankFailure("bad_output")
             out.extend(float(s) / 10.0 for s in scores)
         return out
@@ -186,6 +199,7 @@ class LLMReranker:
 # ---------------------------------------------------------------------------
 # Cross-encoder adapter (ONNX)
 # ---------------------------------------------------------------------------
+
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
@@ -210,7 +224,7 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
         opts.enable_cpu_mem_arena = False
         session = ort.InferenceSession(str(onnx_file), opts, providers=["CPUExecutionProvider"])
         tokenizer = Tokenizer.from_file(str(tok_file))
-    except Exception as exc:  # noqa: BLE001 - a broken model folder is one fallback class
+    except Exception as exc:  # a broken model folder is one fallback class
         raise RerankFailure("model_unavailable") from exc
     return session, tokenizer
 
@@ -225,8 +239,16 @@ class CrossEncoderReranker:
 
     name = "cross_encoder"
 
-    def __init__(self, model_path: str | None = None, *, session=None, tokenizer=None,
-                 batch_size: int = 8, max_length: int = 512, threads: int = 1):
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        session=None,
+        tokenizer=None,
+        batch_size: int = 8,
+        max_length: int = 512,
+        threads: int = 1,
+    ):
         if session is None or tokenizer is None:
             if not model_path:
                 raise RerankFailure("no_model_path")
@@ -253,7 +275,7 @@ class CrossEncoderReranker:
         feeds = {}
         for name, typ in self.inputs.items():
             if name not in arrays:
-                raise RerankFailure("model_error")      # an input this adapter cannot provide
+                raise RerankFailure("model_error")  # an input this adapter cannot provide
             feeds[name] = np.asarray(arrays[name], dtype=np.int32 if "int32" in str(typ) else np.int64)
         return feeds
 
@@ -262,19 +284,19 @@ class CrossEncoderReranker:
 
         out: list[float] = []
         for start in range(0, len(passages), self.batch_size):
-            batch = list(passages[start:start + self.batch_size])
+            batch = list(passages[start : start + self.batch_size])
             try:
                 encodings = self.tokenizer.encode_batch([(query, p) for p in batch])
                 feeds = self._feeds(encodings)
                 logits = np.asarray(self.session.run(None, feeds)[0], dtype=np.float64)
             except RerankFailure:
                 raise
-            except Exception as exc:  # noqa: BLE001 - inference errors are one fallback class
+            except Exception as exc:  # inference errors are one fallback class
                 raise RerankFailure("model_error") from exc
             if logits.ndim == 2 and logits.shape[1] == 1:
                 logits = logits[:, 0]
             elif logits.ndim == 2 and logits.shape[1] == 2:
-                logits = logits[:, 1] - logits[:, 0]   # sigmoid of the difference = softmax of class 1
+                logits = logits[:, 1] - logits[:, 0]  # sigmoid of the difference = softmax of class 1
             if logits.ndim != 1 or logits.shape[0] != len(batch) or not np.all(np.isfinite(logits)):
                 raise RerankFailure("bad_output")
             out.extend(_sigmoid(float(x)) for x in logits)
@@ -285,9 +307,42 @@ class CrossEncoderReranker:
 # Entity boost and intent bias
 # ---------------------------------------------------------------------------
 
-_QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "does",
-                   "do", "did", "can", "could", "should", "would", "will", "compare", "define", "describe",
-                   "explain", "list", "give", "name", "the", "a", "an", "in", "of", "for", "and", "or"}
+_QUESTION_WORDS = {
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+    "is",
+    "are",
+    "does",
+    "do",
+    "did",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "compare",
+    "define",
+    "describe",
+    "explain",
+    "list",
+    "give",
+    "name",
+    "the",
+    "a",
+    "an",
+    "in",
+    "of",
+    "for",
+    "and",
+    "or",
+}
 
 
 def _starts_sentence(text: str, pos: int) -> bool:
@@ -336,8 +391,7 @@ def query_entities(query: str) -> list[str]:
 
 def entity_hits(entities: Sequence[str], text: str) -> int:
     """How many of the entities occur in the text (case-insensitive, whole words)."""
-    return sum(1 for e in entities
-               if e and re.search(r"(?<!\w)" + re.escape(e) + r"(?!\w)", text, re.IGNORECASE))
+    return sum(1 for e in entities if e and re.search(r"(?<!\w)" + re.escape(e) + r"(?!\w)", text, re.IGNORECASE))
 
 
 def _words(text: str) -> int:
@@ -349,7 +403,8 @@ def intent_match(intent: str | None, shape: dict | None, text: str) -> float:
     definitions prefer H2/H3 sections of moderate length; mechanisms H3/H4 or
     detailed chunks; comparisons H2/H3 with tables or lists; study details
     longer, detailed content; plus applications: procedures and practical
-    prose; critiques: discussion and limitation sections)."""
+    prose; critiques: discussion and limitation sections; quantities: tables and
+    prose with numbers)."""
     if not intent or intent == "GENERAL":
         return 0.0
     shape = shape or {}
@@ -368,17 +423,22 @@ def intent_match(intent: str | None, shape: dict | None, text: str) -> float:
         return 0.5 * (heading in (2, 3)) + 0.5 * (tabular or has_list)
     if intent == "STUDY_DETAIL":
         return 1.0 if words >= 250 else 0.5 if words >= 150 or tabular else 0.0
+    if intent == "QUANTITY":
+        # a figure with its unit: a table, or prose that carries numbers
+        return 0.5 * tabular + 0.5 * (len(re.findall(r"\d", text)) >= 3)
     if intent == "APPLICATION":
         return 0.5 * has_list + 0.5 * (80 <= words <= 400)
     if intent == "CRITIQUE":
-        return (0.5 * bool(re.search(r"discussion|limitation|critique|uncertaint|caveat|conclusion", path))
-                + 0.5 * (words >= 100))
+        return 0.5 * bool(re.search(r"discussion|limitation|critique|uncertaint|caveat|conclusion", path)) + 0.5 * (
+            words >= 100
+        )
     return 0.0
 
 
 # ---------------------------------------------------------------------------
 # The stage
 # ---------------------------------------------------------------------------
+
 
 def _base_scores(n: int, fused: Sequence[float] | None) -> list[float]:
     """The fused order as scores in [0, 1]: the fused scores min-max normalised,
@@ -401,13 +461,25 @@ def check_input(query, ids: Sequence, texts: Sequence) -> None:
         raise OptionsError(f"rerank: {len(ids)} candidates, at most {MAX_PASSAGES} allowed")
     for t in texts:
         if t is not None and len(t) > MAX_PASSAGE_CHARS:
-            raise OptionsError(f"rerank: a candidate text is {len(t)} characters long, at most {MAX_PASSAGE_CHARS} allowed")
+            raise OptionsError(
+                f"rerank: a candidate text is {len(t)} characters long, at most {MAX_PASSAGE_CHARS} allowed"
+            )
 
 
-def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], options=None, *,
-           shapes: dict | None = None, classify: Callable[[str], str] | None = None,
-           llm=None, cross_encoder: Reranker | None = None, cache: dict | None = None,
-           env: dict | None = None, interrupt: Callable[[], None] | None = None) -> list[tuple[int, float, str]]:
+def rerank(
+    query: str,
+    chunk_ids: Sequence[int],
+    contents: Sequence[str],
+    options=None,
+    *,
+    shapes: dict | None = None,
+    classify: Callable[[str], str] | None = None,
+    llm=None,
+    cross_encoder: Reranker | None = None,
+    cache: dict | None = None,
+    env: dict | None = None,
+    interrupt: Callable[[], None] | None = None,
+) -> list[tuple[int, float, str]]:
     """Rows (chunk_id, score, status), best first.
 
     ``llm`` and ``cross_encoder`` replace the configured client / the model
@@ -441,9 +513,9 @@ def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], option
             for start in range(0, head, 64):
                 try:
                     tick()
-                except Exception as exc:  # noqa: BLE001 - a cancel or timeout must end the call, not fall back
+                except Exception as exc:  # a cancel or timeout must end the call, not fall back
                     raise _Interrupted() from exc
-                scores.extend(model.score(query or "", texts[start:min(head, start + 64)]))
+                scores.extend(model.score(query or "", texts[start : min(head, start + 64)]))
             if len(scores) != head:
                 raise RerankFailure("bad_output")
             # the unscored tail keeps its fused order, below every scored passage
@@ -455,7 +527,7 @@ def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], option
             raise exc.__cause__ from None
         except RerankFailure as exc:
             return [(cid, base[i], f"fallback: {exc.reason}") for i, cid in enumerate(ids)]
-        except Exception:  # noqa: BLE001 - never fail retrieval because of a reranker
+        except Exception:  # never fail retrieval because of a reranker
             return [(cid, base[i], "fallback: unexpected_error") for i, cid in enumerate(ids)]
 
     final = list(base)
@@ -472,8 +544,9 @@ def rerank(query: str, chunk_ids: Sequence[int], contents: Sequence[str], option
     if opts["intent_bias"] and opts["intent_weight"] > 0:
         intent = opts["intent"] or (classify(query or "") if classify else None)
         shapes = shapes or {}
-        final = [s + opts["intent_weight"] * intent_match(intent, shapes.get(ids[i]), texts[i])
-                 for i, s in enumerate(final)]
+        final = [
+            s + opts["intent_weight"] * intent_match(intent, shapes.get(ids[i]), texts[i]) for i, s in enumerate(final)
+        ]
     order = sorted(range(n), key=lambda i: (-final[i], i))
     return [(ids[i], final[i], status) for i in order]
 
@@ -499,7 +572,7 @@ def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None)
     models = cache.setdefault("scirag_rerankers", {}) if cache is not None else None
     if models is not None and key in models:
         model = models.pop(key)
-        models[key] = model                    # most recently used last
+        models[key] = model  # most recently used last
         model.batch_size = max(1, opts["batch_size"])
         return model
     model = CrossEncoderReranker(opts["model_path"], batch_size=opts["batch_size"], max_length=opts["max_length"])
@@ -520,23 +593,26 @@ def admin_model_path(plpy) -> str | None:
 def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int, float, str]]:
     """Body of scirag.rerank: fail closed on an empty scope, drop ids the caller
     cannot read (row-level security decides), look up chunk shapes, rerank."""
-    opts = parse_options(options)          # invalid options are the caller's error: raise
+    opts = parse_options(options)  # invalid options are the caller's error: raise
     if opts["model_path"] is not None:
-        raise OptionsError('rerank option "model_path" is not accepted from callers: the admin sets the model '
-                           "folder in scirag.settings (key reranker_model_path)")
+        raise OptionsError(
+            'rerank option "model_path" is not accepted from callers: the admin sets the model '
+            "folder in scirag.settings (key reranker_model_path)"
+        )
     ids = list(chunk_ids or [])
     texts = list(contents or [])
     if len(ids) != len(texts):
         raise OptionsError(f"rerank: {len(ids)} chunk ids but {len(texts)} contents")
-    check_input(query, ids, texts)         # bounded before any Python text work
+    check_input(query, ids, texts)  # bounded before any Python text work
     if plpy.execute("SELECT scirag.scope_is_empty() AS e")[0]["e"]:
         return []
     if opts["reranker"] == "cross_encoder":
         opts["model_path"] = admin_model_path(plpy)
     plan = GD.get("scirag_rerank_shapes")
     if plan is None:
-        plan = plpy.prepare("SELECT id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)",
-                            ["bigint[]"])
+        plan = plpy.prepare(
+            "SELECT id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)", ["bigint[]"]
+        )
         GD["scirag_rerank_shapes"] = plan
     shapes = {r["id"]: dict(r) for r in plpy.execute(plan, [ids])} if ids else {}
     keep = [i for i, cid in enumerate(ids) if cid in shapes]
@@ -544,8 +620,11 @@ def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int,
         ids = [ids[i] for i in keep]
         texts = [texts[i] for i in keep]
         if opts["fused_scores"] is not None:
-            opts["fused_scores"] = [opts["fused_scores"][i] for i in keep] if len(opts["fused_scores"]) == len(
-                chunk_ids) else opts["fused_scores"]
+            opts["fused_scores"] = (
+                [opts["fused_scores"][i] for i in keep]
+                if len(opts["fused_scores"]) == len(chunk_ids)
+                else opts["fused_scores"]
+            )
 
     def classify(q: str) -> str:
         return plpy.execute(plpy.prepare("SELECT scirag.classify_intent($1) AS i", ["text"]), [q])[0]["i"]

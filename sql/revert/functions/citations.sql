@@ -1,5 +1,2 @@
--- Revert scirag:functions/citations
-BEGIN;
-DROP FUNCTION scirag.references(bigint);
-DROP FUNCTION scirag.cited_by(bigint);
-COMMIT;
+-- Revert scirag:functions/citations (back to functions/citations@v1.1)
+\ir ../../functions/citations@v1.1.sql

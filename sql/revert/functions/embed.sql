@@ -1,4 +1,2 @@
--- Revert scirag:functions/embed
-BEGIN;
-DROP FUNCTION scirag.embed_query(text), scirag.plpy_bootstrap();
-COMMIT;
+-- Revert scirag:functions/embed (back to functions/embed@v1.1)
+\ir ../../functions/embed@v1.1.sql

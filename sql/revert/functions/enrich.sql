@@ -1,4 +1,6 @@
--- Revert scirag:functions/enrich
+-- Revert scirag:functions/enrich: the previous version. Its enrich_chunks has
+-- another result type (no body), which CREATE OR REPLACE cannot change: dropped
+-- first, in the same transaction (the included script's BEGIN only warns).
 BEGIN;
-DROP FUNCTION scirag.enrichment_metrics(bigint[], int, int), scirag.enrich_chunks(bigint[], int, int);
-COMMIT;
+DROP FUNCTION scirag.enrich_chunks(bigint[], int, int);
+\ir ../../functions/enrich@v1.1.sql

@@ -1,4 +1,2 @@
--- Revert scirag:functions/intent
-BEGIN;
-DROP FUNCTION scirag.classify_intent(text);
-COMMIT;
+-- Revert scirag:functions/intent: the previous version.
+\ir ../../functions/intent@v1.1.sql

@@ -1,2 +1,2 @@
--- Revert scirag:functions/search_graph: the released version (functions/search_graph@v1.0) again
-\ir ../../functions/search_graph@v1.0.sql
+-- Revert scirag:functions/search_graph: the released version (functions/search_graph@v1.1) again
+\ir ../../functions/search_graph@v1.1.sql

@@ -1,5 +1,2 @@
--- Revert scirag:functions/search_hyde
-BEGIN;
-DROP FUNCTION scirag.search_hyde(text, int), scirag.hyde_passage(text);
-DELETE FROM scirag.settings WHERE key = 'hyde_styles';
-COMMIT;
+-- Revert scirag:functions/search_hyde: the released version (functions/search_hyde@v1.1) again
+\ir ../../functions/search_hyde@v1.1.sql

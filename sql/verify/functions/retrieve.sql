@@ -16,3 +16,17 @@ BEGIN
   EXCEPTION WHEN invalid_parameter_value THEN NULL;
   END;
 END $$;
+-- functions/retrieve (issue 16 rework): retrieve in parts; the deadline skips optional layers
+DO $$
+DECLARE r record;
+BEGIN
+  ASSERT to_regprocedure('scirag.retrieve_layers(text, jsonb, public.vector, timestamptz)') IS NOT NULL, 'retrieve_layers missing';
+  ASSERT to_regprocedure('scirag.retrieve_fuse(scirag.layer_hit[], jsonb)') IS NOT NULL, 'retrieve_fuse missing';
+  ASSERT to_regprocedure('scirag.retrieve_rows(scirag.ranked_hit[], int)') IS NOT NULL, 'retrieve_rows missing';
+  SELECT * INTO r FROM scirag.retrieve_layers('straw yield',
+    scirag.retrieve_config('deep', 3, '{"layers": ["keyword", "graph"], "deadline_ms": 0}'));
+  ASSERT (SELECT s->>'status' FROM jsonb_array_elements(r.stages) s WHERE s->>'stage' = 'graph') = 'skipped',
+         'a passed deadline did not skip the optional graph layer';
+  ASSERT (SELECT s->>'status' FROM jsonb_array_elements(r.stages) s WHERE s->>'stage' = 'keyword') IN ('ok', 'empty'),
+         'the required keyword layer did not run';
+END $$;

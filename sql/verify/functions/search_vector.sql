@@ -7,4 +7,9 @@ BEGIN
   ASSERT 'jit=off' = ANY (cfg), 'search_vector must run with jit off';
   ASSERT NOT EXISTS (SELECT 1 FROM unnest(cfg) x WHERE x LIKE 'enable\_%'),
          'search_vector must not change planner enable_* settings (they leak into the scope functions)';
+  BEGIN
+    PERFORM * FROM scirag.search_vector(NULL, 1001);
+    RAISE EXCEPTION 'search_vector must refuse n over 1000';
+  EXCEPTION WHEN invalid_parameter_value THEN NULL;
+  END;
 END $$;

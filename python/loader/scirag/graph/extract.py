@@ -12,6 +12,7 @@ NULL (or every chunk with ``all_chunks``) and merges into what is stored:
 aliases union, a repeated typed edge from the same chunk keeps its highest
 confidence, edges from other chunks stay separate rows.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,13 +32,13 @@ class ExtractedEntity:
     name: str
     type: str
     declared: bool = False
-    surfaces: dict[str, int] = field(default_factory=dict)   # surface as written -> occurrences
+    surfaces: dict[str, int] = field(default_factory=dict)  # surface as written -> occurrences
 
 
 @dataclass
 class ExtractedRelation:
     type: str
-    source: tuple[str, str]   # (name, type)
+    source: tuple[str, str]  # (name, type)
     target: tuple[str, str]
     phrase: str
     confidence: float
@@ -67,8 +68,10 @@ class Extractor(Protocol):
 # Model-backed extraction
 # ---------------------------------------------------------------------------
 
-SYSTEM = ("You extract a knowledge graph from one passage of a scientific document. "
-          "Use only the entity and relation types you are given. Answer with one JSON object and nothing else.")
+SYSTEM = (
+    "You extract a knowledge graph from one passage of a scientific document. "
+    "Use only the entity and relation types you are given. Answer with one JSON object and nothing else."
+)
 
 
 def build_prompt(domain: Domain, text: str) -> str:
@@ -106,8 +109,11 @@ def validate_model_output(domain: Domain, text: str, raw: str, extractor_name: s
         out.malformed = True
         out.dropped["malformed_json"] += 1
         return out
-    if not isinstance(data, dict) or not isinstance(data.get("entities", []), list) \
-            or not isinstance(data.get("relationships", []), list):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("entities", []), list)
+        or not isinstance(data.get("relationships", []), list)
+    ):
         out.malformed = True
         out.dropped["malformed_shape"] += 1
         return out
@@ -120,11 +126,14 @@ def validate_model_output(domain: Domain, text: str, raw: str, extractor_name: s
         if etype not in domain.entity_types:
             out.dropped["unknown_entity_type"] += 1
             continue
-        aliases = [a for a in item.get("aliases", []) if isinstance(a, str)] \
-            if isinstance(item.get("aliases", []), list) else []
+        aliases = (
+            [a for a in item.get("aliases", []) if isinstance(a, str)]
+            if isinstance(item.get("aliases", []), list)
+            else []
+        )
         surfaces = {s: 1 for s in [name, *aliases] if s.strip() and occurs_in(s, text)}
         if not surfaces:
-            out.dropped["entity_not_in_source"] += 1   # neither the name nor an alias is in the passage
+            out.dropped["entity_not_in_source"] += 1  # neither the name nor an alias is in the passage
             continue
         key = (name, etype)
         ent = out.entities.setdefault(key, ExtractedEntity(name, etype, False))
@@ -148,7 +157,7 @@ def validate_model_output(domain: Domain, text: str, raw: str, extractor_name: s
             continue
         if (src[1], tgt[1]) != (rel.source, rel.target):
             if (tgt[1], src[1]) == (rel.source, rel.target):
-                src, tgt = tgt, src        # the model reversed a typed edge: the types say which way it goes
+                src, tgt = tgt, src  # the model reversed a typed edge: the types say which way it goes
             else:
                 out.dropped["endpoint_type_mismatch"] += 1
                 continue
@@ -159,7 +168,7 @@ def validate_model_output(domain: Domain, text: str, raw: str, extractor_name: s
         if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf <= 1:
             out.dropped["bad_confidence"] += 1
             continue
-        conf = min(CONFIDENCES, key=lambda c: abs(c - conf))   # snap to the calibrated scale
+        conf = min(CONFIDENCES, key=lambda c: abs(c - conf))  # snap to the calibrated scale
         phrase = item.get("phrase")
         if not isinstance(phrase, str) or not occurs_in(phrase, text):
             out.dropped["phrase_not_in_source"] += 1
@@ -171,6 +180,7 @@ def validate_model_output(domain: Domain, text: str, raw: str, extractor_name: s
 def _as_written(surface: str, text: str) -> str:
     """The surface exactly as the passage writes it (case and spacing)."""
     import re
+
     words = surface.split()
     m = re.search(r"\s+".join(re.escape(w) for w in words), text, re.IGNORECASE)
     return m.group(0) if m else surface
@@ -184,8 +194,9 @@ class ModelExtractor:
 
     def extract(self, text: str) -> Extraction:
         try:
-            raw = self.client.complete(build_prompt(self.domain, text), system=SYSTEM, temperature=0.0,
-                                       json_mode=True, max_tokens=2048)
+            raw = self.client.complete(
+                build_prompt(self.domain, text), system=SYSTEM, temperature=0.0, json_mode=True, max_tokens=2048
+            )
         except LLMError:
             out = Extraction(malformed=True)
             out.dropped["model_error"] += 1
@@ -196,6 +207,7 @@ class ModelExtractor:
 # ---------------------------------------------------------------------------
 # Storage
 # ---------------------------------------------------------------------------
+
 
 @dataclass
 class ExtractStats:
@@ -212,10 +224,12 @@ class ExtractStats:
 
     def summary(self) -> str:
         drops = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items())) or "none"
-        return (f"{self.extracted}/{self.chunks} chunks extracted ({self.failed} left pending), "
-                f"{self.entities} entities, {self.mentions} mentions, {self.relationships} relationships, "
-                f"{self.citations} citations ({self.resolved_citations} resolved); dropped: {drops}; "
-                f"{self.seconds:.1f}s")
+        return (
+            f"{self.extracted}/{self.chunks} chunks extracted ({self.failed} left pending), "
+            f"{self.entities} entities, {self.mentions} mentions, {self.relationships} relationships, "
+            f"{self.citations} citations ({self.resolved_citations} resolved); dropped: {drops}; "
+            f"{self.seconds:.1f}s"
+        )
 
 
 def sync_options(conn: psycopg.Connection, domain: Domain) -> None:
@@ -231,7 +245,7 @@ class GraphWriter:
 
     def entity(self, ent: ExtractedEntity) -> tuple[int, int, bool]:
         """(id of the row for this name, id of its canonical entity, inserted?), upserting aliases."""
-        aliases = list(ent.surfaces)         # first seen first
+        aliases = list(ent.surfaces)  # first seen first
         row = self.conn.execute(
             """INSERT INTO scirag.kg_entities AS e (name, entity_type, aliases, declared, extractor)
                VALUES (%s, %s, %s, %s, %s)
@@ -241,7 +255,8 @@ class GraphWriter:
                                      ORDER BY scirag.kg_normalize(a), i) u ORDER BY u.i),
                      declared = e.declared OR excluded.declared
                RETURNING id, coalesce(canonical_entity_id, id), (xmax = 0)""",
-            (ent.name, ent.type, aliases, ent.declared, self.extractor_name)).fetchone()
+            (ent.name, ent.type, aliases, ent.declared, self.extractor_name),
+        ).fetchone()
         return row[0], row[1], row[2]
 
     def write(self, chunk_id: int, own_doi: str | None, text: str, ex: Extraction, stats: ExtractStats) -> None:
@@ -259,7 +274,8 @@ class GraphWriter:
                        ON CONFLICT (entity_id, chunk_id, surface_key) DO UPDATE
                          SET occurrences = greatest(m.occurrences, excluded.occurrences),
                              heading = m.heading OR excluded.heading""",
-                    (canonical, chunk_id, surface, n, bool(header) and occurs_in(surface, header), own))
+                    (canonical, chunk_id, surface, n, bool(header) and occurs_in(surface, header), own),
+                )
                 stats.mentions += 1
         for rel in ex.relations.values():
             src, tgt = ids.get(rel.source), ids.get(rel.target)
@@ -267,7 +283,7 @@ class GraphWriter:
                 stats.dropped["dangling_endpoint"] += 1
                 continue
             if src == tgt:
-                continue      # both names resolve to one entity: not an edge
+                continue  # both names resolve to one entity: not an edge
             self.conn.execute(
                 """INSERT INTO scirag.kg_relationships AS r
                      (source_entity_id, target_entity_id, rel_type, phrase, confidence, extractor, chunk_id)
@@ -277,14 +293,17 @@ class GraphWriter:
                          extractor = CASE WHEN excluded.confidence > r.confidence THEN excluded.extractor ELSE r.extractor END,
                          confidence = greatest(r.confidence, excluded.confidence),
                          extracted_at = now()""",
-                (src, tgt, rel.type, rel.phrase, rel.confidence, self.extractor_name, chunk_id))
+                (src, tgt, rel.type, rel.phrase, rel.confidence, self.extractor_name, chunk_id),
+            )
             stats.relationships += 1
         for doi in find_dois(text):
             if own_doi and doi == own_doi.lower():
                 continue
             cur = self.conn.execute(
                 """INSERT INTO scirag.document_citations (chunk_id, cited_doi) VALUES (%s, %s)
-                   ON CONFLICT (document_id, cited_doi) DO NOTHING""", (chunk_id, doi))
+                   ON CONFLICT (document_id, cited_doi) DO NOTHING""",
+                (chunk_id, doi),
+            )
             stats.citations += cur.rowcount
 
 
@@ -300,13 +319,22 @@ def resolve_citations(conn: psycopg.Connection) -> int:
         """UPDATE scirag.document_citations c SET cited_document_id = d.id
            FROM scirag.documents d
            WHERE lower(d.doi) = c.cited_doi AND d.id <> c.document_id
-             AND c.cited_document_id IS DISTINCT FROM d.id""")
+             AND c.cited_document_id IS DISTINCT FROM d.id"""
+    )
     return cur.rowcount
 
 
-def run_extract(conn: psycopg.Connection, domain: Domain, extractor: Extractor, *, all_chunks: bool = False,
-                limit: int | None = None, batch: int = 25, document_ids: list[int] | None = None,
-                progress: Callable[[str], None] | None = None) -> ExtractStats:
+def run_extract(
+    conn: psycopg.Connection,
+    domain: Domain,
+    extractor: Extractor,
+    *,
+    all_chunks: bool = False,
+    limit: int | None = None,
+    batch: int = 25,
+    document_ids: list[int] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ExtractStats:
     """Extracts pending chunks (graph_extracted_at IS NULL, or all with all_chunks; only
     those of document_ids when given), one transaction per batch; a chunk whose model
     answer is malformed stays pending."""
@@ -314,18 +342,25 @@ def run_extract(conn: psycopg.Connection, domain: Domain, extractor: Extractor, 
     stats = ExtractStats()
     sync_options(conn, domain)
     conn.commit()
-    ids = [r[0] for r in conn.execute(
-        """SELECT id FROM scirag.chunks WHERE kind <> 'section' AND (graph_extracted_at IS NULL OR %s)
+    ids = [
+        r[0]
+        for r in conn.execute(
+            """SELECT id FROM scirag.chunks WHERE kind <> 'section' AND (graph_extracted_at IS NULL OR %s)
              AND (%s::bigint[] IS NULL OR document_id = ANY (%s::bigint[]))
-           ORDER BY id LIMIT %s""", (all_chunks, document_ids, document_ids, limit)).fetchall()]
+           ORDER BY id LIMIT %s""",
+            (all_chunks, document_ids, document_ids, limit),
+        ).fetchall()
+    ]
     conn.commit()
     stats.chunks = len(ids)
     writer = GraphWriter(conn, extractor.name)
     for start in range(0, len(ids), batch):
-        part = ids[start:start + batch]
+        part = ids[start : start + batch]
         rows = conn.execute(
             """SELECT c.id, c.content, d.doi FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
-               WHERE c.id = ANY (%s) ORDER BY c.id""", (part,)).fetchall()
+               WHERE c.id = ANY (%s) ORDER BY c.id""",
+            (part,),
+        ).fetchall()
         done = []
         with conn.transaction():
             for chunk_id, content, doi in rows:
@@ -333,15 +368,16 @@ def run_extract(conn: psycopg.Connection, domain: Domain, extractor: Extractor, 
                 stats.dropped.update(ex.dropped)
                 if ex.malformed:
                     stats.failed += 1
-                    continue            # nothing stored; stays pending for the next run
+                    continue  # nothing stored; stays pending for the next run
                 writer.write(chunk_id, doi, content, ex, stats)
                 done.append(chunk_id)
             if done:
                 conn.execute("UPDATE scirag.chunks SET graph_extracted_at = now() WHERE id = ANY (%s)", (done,))
         stats.extracted += len(done)
         if progress:
-            progress(f"[{min(start + batch, len(ids))}/{len(ids)}] chunks read, "
-                     f"{stats.relationships} relationships so far")
+            progress(
+                f"[{min(start + batch, len(ids))}/{len(ids)}] chunks read, {stats.relationships} relationships so far"
+            )
     stats.resolved_citations = resolve_citations(conn)
     conn.commit()
     stats.seconds = time.monotonic() - started

@@ -12,6 +12,7 @@ fit a declared relation type, calibrated as the reference does:
   0.4  inference across sentences: adjacent sentences of one paragraph, a cue
        in either, the nearest mentions of the two types across the boundary.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,10 @@ class OfflineExtractor:
         self.lexicon = Lexicon(entries)
         self.declared = {(e.name, e.type) for e in domain.entities}
         self.patterns = [(re.compile(p), t.name) for t in domain.entity_types.values() for p in t.patterns]
-        self.cues = {r.name: [re.compile(rf"(?<![A-Za-z0-9]){re.escape(c)}(?![A-Za-z0-9])", re.IGNORECASE)
-                              for c in r.cues] for r in domain.relation_types.values()}
+        self.cues = {
+            r.name: [re.compile(rf"(?<![A-Za-z0-9]){re.escape(c)}(?![A-Za-z0-9])", re.IGNORECASE) for c in r.cues]
+            for r in domain.relation_types.values()
+        }
 
     # -- entities ----------------------------------------------------------
     def mentions(self, text: str) -> list[Match]:
@@ -92,10 +95,10 @@ class OfflineExtractor:
         for idx, (u, ms) in enumerate(zip(units, unit_mentions)):
             if u.kind in ("header", "sentence"):
                 for i, a in enumerate(ms):
-                    for b in ms[i + 1:]:
+                    for b in ms[i + 1 :]:
                         between_types = {m.key[1] for m in ms if a.end <= m.start and m.end <= b.start}
                         nearest = a.key[1] not in between_types and b.key[1] not in between_types
-                        span = text[a.start:b.end]
+                        span = text[a.start : b.end]
                         for rel, src, tgt in self._types(a, b):
                             if nearest and self._cue(rel.name, span):
                                 add(rel, src, tgt, u.text, 1.0)
@@ -103,7 +106,7 @@ class OfflineExtractor:
                                 add(rel, src, tgt, u.text, 0.7)
             elif u.kind == "row":
                 for i, a in enumerate(ms):
-                    for b in ms[i + 1:]:
+                    for b in ms[i + 1 :]:
                         for rel, src, tgt in self._types(a, b):
                             add(rel, src, tgt, u.text, 0.7)
                 if u.header_row is not None and u.cells:

@@ -6,6 +6,7 @@ relation's source type reads ``domain.yaml:58: relation GROWN_IN: source type
 'Crops' is not a declared entity type``. All errors are collected and reported
 together.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,12 @@ from scirag.db import ROOT
 
 LICENSES = ("public", "open_commercial", "open_noncommercial", "restricted", "unknown")
 CONFIDENCES = (1.0, 0.7, 0.4)
-DEFAULT_TIERS = (("public",), ("public", "open_commercial"),
-                 ("public", "open_commercial", "open_noncommercial"), LICENSES)
+DEFAULT_TIERS = (
+    ("public",),
+    ("public", "open_commercial"),
+    ("public", "open_commercial", "open_noncommercial"),
+    LICENSES,
+)
 TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*$")
 REL_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -109,6 +114,7 @@ def default_domain_path() -> Path:
 # Validation over the YAML node tree (nodes carry their line numbers)
 # ---------------------------------------------------------------------------
 
+
 class _Checker:
     def __init__(self, path: Path):
         self.path = path
@@ -132,7 +138,7 @@ class _Checker:
         return node.value
 
     def get(self, node, key: str):
-        for k, v in (node.value if isinstance(node, yaml.MappingNode) else []):
+        for k, v in node.value if isinstance(node, yaml.MappingNode) else []:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
                 return v
         return None
@@ -162,7 +168,7 @@ class _Checker:
         return out
 
     def unknown_keys(self, node, allowed: set[str], what: str) -> None:
-        for k, _ in (node.value if isinstance(node, yaml.MappingNode) else []):
+        for k, _ in node.value if isinstance(node, yaml.MappingNode) else []:
             if isinstance(k, yaml.ScalarNode) and k.value not in allowed:
                 self.err(k, f"{what}: unknown key '{k.value}' (allowed: {', '.join(sorted(allowed))})")
 
@@ -188,7 +194,9 @@ def parse_domain(text: str, path: Path | str = "domain.yaml") -> Domain:
         raise OntologyError([f"{path.name}:{line}: not valid YAML ({exc.problem})"]) from None
     if root is None or not isinstance(root, yaml.MappingNode):
         raise OntologyError([f"{path.name}:1: the domain file must be a mapping with an 'ontology' section"])
-    ck.mapping(root, "domain file")
+    if ck.mapping(root, "domain file") is not None:
+        # every top-level key is read: anything else is a typo or a section nothing reads
+        ck.unknown_keys(root, {"name", "ontology", "entities", "graph"}, "domain file")
     name = ck.string(ck.get(root, "name"), "name", required=False) or path.stem
 
     onto = ck.get(root, "ontology")
@@ -248,8 +256,9 @@ def parse_domain(text: str, path: Path | str = "domain.yaml") -> Domain:
                         ck.err(node, f"relation {rname}: {end} type '{t}' is not a declared entity type")
                     ends[end] = t
                 cues = [c.lower() for c in ck.string_list(ck.get(v, "cues"), f"relation {rname}: cues")]
-                relation_types[rname] = RelationType(rname, desc or "", ends.get("source") or "",
-                                                     ends.get("target") or "", cues, k.start_mark.line + 1)
+                relation_types[rname] = RelationType(
+                    rname, desc or "", ends.get("source") or "", ends.get("target") or "", cues, k.start_mark.line + 1
+                )
 
     entities: list[DeclaredEntity] = []
     ents = ck.get(root, "entities")
@@ -289,8 +298,19 @@ def _graph_options(ck: _Checker, node) -> GraphOptions:
     opts = GraphOptions()
     if node is None or ck.mapping(node, "graph") is None:
         return opts
-    allowed = {"rank_by", "min_confidence", "citation_hop", "question_entities", "max_seeds", "max_fanout",
-               "max_entities", "mentions_per_entity", "community_top", "community_min_size", "community_tiers"}
+    allowed = {
+        "rank_by",
+        "min_confidence",
+        "citation_hop",
+        "question_entities",
+        "max_seeds",
+        "max_fanout",
+        "max_entities",
+        "mentions_per_entity",
+        "community_top",
+        "community_min_size",
+        "community_tiers",
+    }
     ck.unknown_keys(node, allowed, "graph")
     data = yaml.safe_load(yaml.serialize(node)) or {}
     nodes = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
@@ -314,7 +334,14 @@ def _graph_options(ck: _Checker, node) -> GraphOptions:
             ck.err(nodes["question_entities"], "graph.question_entities must be 'offline' or 'model'")
         else:
             opts.question_entities = data["question_entities"]
-    for key in ("max_seeds", "max_fanout", "max_entities", "mentions_per_entity", "community_top", "community_min_size"):
+    for key in (
+        "max_seeds",
+        "max_fanout",
+        "max_entities",
+        "mentions_per_entity",
+        "community_top",
+        "community_min_size",
+    ):
         if key in data:
             v = data[key]
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -12,6 +12,7 @@ the merged entity becomes a tombstone (canonical_entity_id), every merge gets a
 durable entity_resolution_audit row, and community summaries, which
 materialise membership, are cleared.
 """
+
 from __future__ import annotations
 
 import re
@@ -88,15 +89,21 @@ class Plan:
     model_errors: int = 0
 
     def as_dict(self) -> dict:
-        return {"entities": self.entities, "merges": [asdict(m) for m in self.merges],
-                "rejected": [asdict(c) for c in self.rejected], "undecided": [asdict(c) for c in self.undecided],
-                "model_errors": self.model_errors}
+        return {
+            "entities": self.entities,
+            "merges": [asdict(m) for m in self.merges],
+            "rejected": [asdict(c) for c in self.rejected],
+            "undecided": [asdict(c) for c in self.undecided],
+            "model_errors": self.model_errors,
+        }
 
     def report(self) -> str:
         lines = [f"{self.entities} active entities; {len(self.merges)} merges planned"]
         for m in self.merges:
-            lines.append(f"  tier {m.tier} ({m.method}, {m.decided_by}): '{m.merged_name}' -> '{m.survivor_name}' "
-                         f"[{m.type}] similarity {m.similarity:.2f}: {m.reason}")
+            lines.append(
+                f"  tier {m.tier} ({m.method}, {m.decided_by}): '{m.merged_name}' -> '{m.survivor_name}' "
+                f"[{m.type}] similarity {m.similarity:.2f}: {m.reason}"
+            )
         if self.rejected:
             lines.append(f"{len(self.rejected)} ambiguous pairs the model kept apart")
         if self.undecided:
@@ -111,7 +118,8 @@ def load_entities(conn: psycopg.Connection) -> list[Entity]:
     rows = conn.execute(
         """SELECT e.id, e.name, e.entity_type, e.aliases, e.declared,
                   (SELECT count(*) FROM scirag.kg_mentions m WHERE m.entity_id = e.id)
-           FROM scirag.kg_entities e WHERE e.canonical_entity_id IS NULL ORDER BY e.id""").fetchall()
+           FROM scirag.kg_entities e WHERE e.canonical_entity_id IS NULL ORDER BY e.id"""
+    ).fetchall()
     return [Entity(*r) for r in rows]
 
 
@@ -134,7 +142,7 @@ def candidates(entities: list[Entity]) -> list[Candidate]:
         for ids in by_word.values():
             s = sorted(ids)
             for i, a in enumerate(s):
-                for b in s[i + 1:]:
+                for b in s[i + 1 :]:
                     pairs.add((a, b))
         ent = {e.id: e for e in ents}
         for a, b in sorted(pairs):
@@ -144,44 +152,78 @@ def candidates(entities: list[Entity]) -> list[Candidate]:
             ka, kb = keys[a], keys[b]
             sim = similarity(ka, kb)
             if ka == kb:
-                out.append(Candidate(a, b, ea.name, eb.name, etype, 1, "normalised_name", 1.0,
-                                     f"names normalise to '{ka}'"))
+                out.append(
+                    Candidate(a, b, ea.name, eb.name, etype, 1, "normalised_name", 1.0, f"names normalise to '{ka}'")
+                )
             elif ka in alias_keys[b] or kb in alias_keys[a] or (alias_keys[a] - {ka}) & (alias_keys[b] - {kb}):
                 shared = sorted((alias_keys[a] & alias_keys[b]) or {ka if ka in alias_keys[b] else kb})
-                out.append(Candidate(a, b, ea.name, eb.name, etype, 1, "alias_overlap", sim,
-                                     f"share the surface '{shared[0]}'"))
+                out.append(
+                    Candidate(
+                        a, b, ea.name, eb.name, etype, 1, "alias_overlap", sim, f"share the surface '{shared[0]}'"
+                    )
+                )
             elif sim >= HIGH:
-                out.append(Candidate(a, b, ea.name, eb.name, etype, 2, "high_similarity", sim,
-                                     f"name similarity {sim:.2f} >= {HIGH}"))
+                out.append(
+                    Candidate(
+                        a, b, ea.name, eb.name, etype, 2, "high_similarity", sim, f"name similarity {sim:.2f} >= {HIGH}"
+                    )
+                )
             else:
                 wa, wb = set(ka.split()), set(kb.split())
                 contained = (wa < wb or wb < wa) and abs(len(wa) - len(wb)) == 1
                 if sim >= LOW or contained:
-                    out.append(Candidate(a, b, ea.name, eb.name, etype, 3, "ambiguous", sim,
-                                         "words of one name inside the other" if contained
-                                         else f"name similarity {sim:.2f} in [{LOW}, {HIGH})"))
+                    out.append(
+                        Candidate(
+                            a,
+                            b,
+                            ea.name,
+                            eb.name,
+                            etype,
+                            3,
+                            "ambiguous",
+                            sim,
+                            "words of one name inside the other"
+                            if contained
+                            else f"name similarity {sim:.2f} in [{LOW}, {HIGH})",
+                        )
+                    )
     return out
 
 
 def decide_ambiguous(client: LLMClient, domain: Domain, pairs: list[Candidate]) -> tuple[dict[int, bool], bool]:
     """One batched model call; returns ({pair index: same?}, malformed?)."""
-    listing = "\n".join(f"{i}. \"{c.a_name}\" vs \"{c.b_name}\" (both {c.type}: "
-                        f"{domain.entity_types[c.type].description if c.type in domain.entity_types else ''})"
-                        for i, c in enumerate(pairs, 1))
-    prompt = ("For each numbered pair, decide whether the two names denote the same real-world entity "
-              "in this domain. Be conservative: answer same only when they are certainly one thing.\n\n"
-              f"{listing}\n\nAnswer with JSON: {{\"decisions\": [{{\"pair\": 1, \"same\": true}}, ...]}}")
+    listing = "\n".join(
+        f'{i}. "{c.a_name}" vs "{c.b_name}" (both {c.type}: '
+        f"{domain.entity_types[c.type].description if c.type in domain.entity_types else ''})"
+        for i, c in enumerate(pairs, 1)
+    )
+    prompt = (
+        "For each numbered pair, decide whether the two names denote the same real-world entity "
+        "in this domain. Be conservative: answer same only when they are certainly one thing.\n\n"
+        f'{listing}\n\nAnswer with JSON: {{"decisions": [{{"pair": 1, "same": true}}, ...]}}'
+    )
     try:
-        data = parse_json_response(client.complete(prompt, system="You resolve duplicate entities. Answer with JSON only.",
-                                                   temperature=0.0, json_mode=True, max_tokens=1024))
+        data = parse_json_response(
+            client.complete(
+                prompt,
+                system="You resolve duplicate entities. Answer with JSON only.",
+                temperature=0.0,
+                json_mode=True,
+                max_tokens=1024,
+            )
+        )
     except LLMError:
         return {}, True
     if not isinstance(data, dict) or not isinstance(data.get("decisions"), list):
         return {}, True
     out = {}
     for d in data["decisions"]:
-        if isinstance(d, dict) and isinstance(d.get("pair"), int) and isinstance(d.get("same"), bool) \
-                and 1 <= d["pair"] <= len(pairs):
+        if (
+            isinstance(d, dict)
+            and isinstance(d.get("pair"), int)
+            and isinstance(d.get("same"), bool)
+            and 1 <= d["pair"] <= len(pairs)
+        ):
             out[d["pair"] - 1] = d["same"]
     return out, False
 
@@ -194,8 +236,9 @@ def plan_resolution(conn: psycopg.Connection, domain: Domain, client: LLMClient 
     cands = candidates(entities)
     accepted = [c for c in cands if c.tier in (1, 2)]
     # the model sees the pairs in an order that depends on names only (stable prompts)
-    ambiguous = sorted((c for c in cands if c.tier == 3),
-                       key=lambda c: (c.type, min(c.a_name, c.b_name), max(c.a_name, c.b_name)))
+    ambiguous = sorted(
+        (c for c in cands if c.tier == 3), key=lambda c: (c.type, min(c.a_name, c.b_name), max(c.a_name, c.b_name))
+    )
     if ambiguous and client is not None:
         decisions, malformed = decide_ambiguous(client, domain, ambiguous)
         plan.model_errors += int(malformed)
@@ -232,15 +275,27 @@ def plan_resolution(conn: psycopg.Connection, domain: Domain, client: LLMClient 
         if ra == rb:
             continue
         if ent[ra].declared and ent[rb].declared:
-            continue        # would merge two declared entities through a third
+            continue  # would merge two declared entities through a third
         keep = better(ra, rb)
         drop = rb if keep == ra else ra
         parent[drop] = keep
         reasons[drop] = c
     for drop, c in sorted(reasons.items()):
         root = find(drop)
-        plan.merges.append(Merge(root, drop, ent[root].name, ent[drop].name, c.type, c.tier, c.method,
-                                 c.similarity, c.reason, c.decided_by))
+        plan.merges.append(
+            Merge(
+                root,
+                drop,
+                ent[root].name,
+                ent[drop].name,
+                c.type,
+                c.tier,
+                c.method,
+                c.similarity,
+                c.reason,
+                c.decided_by,
+            )
+        )
     return plan
 
 
@@ -257,7 +312,8 @@ def apply_plan(conn: psycopg.Connection, plan: Plan) -> dict:
                    FROM scirag.kg_mentions WHERE entity_id = %s
                    ON CONFLICT (entity_id, chunk_id, surface_key) DO UPDATE
                      SET occurrences = greatest(x.occurrences, excluded.occurrences), heading = x.heading OR excluded.heading""",
-                (s, d)).rowcount
+                (s, d),
+            ).rowcount
             conn.execute("DELETE FROM scirag.kg_mentions WHERE entity_id = %s", (d,))
             moved_r = conn.execute(
                 """INSERT INTO scirag.kg_relationships AS r
@@ -272,24 +328,47 @@ def apply_plan(conn: psycopg.Connection, plan: Plan) -> dict:
                    ON CONFLICT (rel_type, source_entity_id, target_entity_id, chunk_id) DO UPDATE
                      SET phrase = CASE WHEN excluded.confidence > r.confidence THEN excluded.phrase ELSE r.phrase END,
                          confidence = greatest(r.confidence, excluded.confidence)""",
-                {"s": s, "d": d}).rowcount
-            conn.execute("DELETE FROM scirag.kg_relationships WHERE source_entity_id = %(d)s OR target_entity_id = %(d)s",
-                         {"d": d})
+                {"s": s, "d": d},
+            ).rowcount
+            conn.execute(
+                "DELETE FROM scirag.kg_relationships WHERE source_entity_id = %(d)s OR target_entity_id = %(d)s",
+                {"d": d},
+            )
             conn.execute(
                 """UPDATE scirag.kg_entities e
                    SET aliases = ARRAY(SELECT u.a FROM (SELECT DISTINCT ON (scirag.kg_normalize(a)) a, i
                                        FROM unnest(e.aliases || (SELECT m.aliases FROM scirag.kg_entities m WHERE m.id = %s)) WITH ORDINALITY AS x(a, i)
                                        ORDER BY scirag.kg_normalize(a), i) u ORDER BY u.i)
-                   WHERE e.id = %s""", (d, s))
-            conn.execute("UPDATE scirag.kg_entities SET canonical_entity_id = %s, merged_at = now() WHERE id = %s", (s, d))
-            conn.execute("UPDATE scirag.kg_entities SET canonical_entity_id = %s WHERE canonical_entity_id = %s", (s, d))
+                   WHERE e.id = %s""",
+                (d, s),
+            )
+            conn.execute(
+                "UPDATE scirag.kg_entities SET canonical_entity_id = %s, merged_at = now() WHERE id = %s", (s, d)
+            )
+            conn.execute(
+                "UPDATE scirag.kg_entities SET canonical_entity_id = %s WHERE canonical_entity_id = %s", (s, d)
+            )
             conn.execute(
                 """INSERT INTO scirag.entity_resolution_audit (run_id, tier, method, survivor_entity_id, merged_entity_id,
                        survivor_name, merged_name, entity_type, similarity, decided_by, reason, mentions_moved,
                        relationships_moved)
                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                (run_id, m.tier, m.method, s, d, m.survivor_name, m.merged_name, m.type, m.similarity,
-                 m.decided_by, m.reason, moved_m, moved_r))
+                (
+                    run_id,
+                    m.tier,
+                    m.method,
+                    s,
+                    d,
+                    m.survivor_name,
+                    m.merged_name,
+                    m.type,
+                    m.similarity,
+                    m.decided_by,
+                    m.reason,
+                    moved_m,
+                    moved_r,
+                ),
+            )
         if plan.merges:
             # summaries materialise membership and relationships: stale after any merge
             cleared = conn.execute("DELETE FROM scirag.kg_communities").rowcount

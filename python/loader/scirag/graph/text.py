@@ -1,12 +1,13 @@
 """Text helpers shared by the extractors: splitting a chunk into header lines,
 sentences and table rows, and finding surface forms in it."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"(\[])")
-ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|cf|vs|approx|Fig|Tab|No)\.)$", re.IGNORECASE)
+from scirag_helpers import text as text_rules
+
 NUMERIC_CELL = re.compile(r"^[\s$€£~<>±+\-–]*[\d.,]+\s*(?:%|[a-zA-Z/]{0,6})?\s*$")
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>;,)\]]+)", re.IGNORECASE)
 WORD = r"A-Za-z0-9"
@@ -15,12 +16,13 @@ WORD = r"A-Za-z0-9"
 @dataclass
 class Unit:
     """One place a relationship can be stated: a sentence, a header line or a table row."""
-    kind: str                 # header | sentence | row
-    start: int                # offset in the chunk text
+
+    kind: str  # header | sentence | row
+    start: int  # offset in the chunk text
     text: str
     paragraph: int = 0
     header_row: "Unit | None" = None
-    cells: list[tuple[int, int]] = field(default_factory=list)   # (start, end) offsets of row cells
+    cells: list[tuple[int, int]] = field(default_factory=list)  # (start, end) offsets of row cells
 
 
 def is_table_row(line: str) -> bool:
@@ -79,16 +81,8 @@ def split_units(text: str) -> list[Unit]:
                     units.append(Unit("sentence", pos, line, para_no))
                 pos += len(line) + 1
             continue
-        # prose: sentences, keeping offsets (newlines inside a paragraph are spaces)
-        start = 0
-        pieces = []
-        for s in SENTENCE_END.finditer(para):
-            if ABBREV.search(para[start:s.start()]):
-                continue
-            pieces.append((start, s.start()))
-            start = s.end()
-        pieces.append((start, len(para)))
-        for a, b in pieces:
+        # prose: sentences by the one splitter (scirag_helpers.text), keeping offsets
+        for a, b in text_rules.sentence_spans(para):
             if para[a:b].strip():
                 units.append(Unit("sentence", p0 + a, para[a:b], para_no))
     return units
@@ -112,7 +106,7 @@ class Match:
     start: int
     end: int
     surface: str
-    key: object       # what the lexicon maps the surface to
+    key: object  # what the lexicon maps the surface to
 
 
 class Lexicon:

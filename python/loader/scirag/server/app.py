@@ -6,6 +6,7 @@ one, else a new one), RFC 9457 application/problem+json errors with stable ``cod
 values, and one content-free access-log line (request id, method, path, status,
 milliseconds, key name; never a body, a query string, a question or a header value).
 """
+
 from __future__ import annotations
 
 import json
@@ -43,11 +44,14 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 # Request bodies (OpenAPI documents them)
 # ---------------------------------------------------------------------------
 
+
 class ScopeIn(BaseModel):
     """Narrowing only: the database intersects each list with your role's ceiling."""
+
     model_config = ConfigDict(extra="forbid")
-    licenses: list[str] | None = Field(None, description="license classes; [] = nothing; omitted = default "
-                                                          "(public, open_commercial)")
+    licenses: list[str] | None = Field(
+        None, description="license classes; [] = nothing; omitted = default (public, open_commercial)"
+    )
     sources: list[str] | None = Field(None, description="sources; omitted = any in your ceiling")
     exclude_documents: list[str] | None = Field(None, description="manifest ids or numeric document ids")
     exclude_retracted: bool | None = Field(None, description="drop retracted documents")
@@ -61,8 +65,9 @@ class RetrieveIn(BaseModel):
     question: str = Field(..., min_length=1, max_length=4000)
     k: int = Field(10, ge=1, le=100)
     profile: Literal["interactive", "deep", "interactive-rrf", "deep-rrf"] = "interactive"
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="scirag.retrieve options (checked by the database)")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="scirag.retrieve options (checked by the database)"
+    )
     scope: ScopeIn | None = None
 
 
@@ -74,13 +79,17 @@ class AnswerIn(BaseModel):
     stream: bool = Field(False, description="Server-Sent Events instead of JSON (or send Accept: text/event-stream)")
 
 
-async def scope_query(licenses: Annotated[str | None, Query(description="comma-separated; empty = nothing")] = None,
-                sources: Annotated[str | None, Query(description="comma-separated")] = None,
-                exclude_documents: Annotated[str | None, Query(description="comma-separated ids")] = None,
-                exclude_retracted: Annotated[bool | None, Query()] = None) -> Scope | None:
+async def scope_query(
+    licenses: Annotated[str | None, Query(description="comma-separated; empty = nothing")] = None,
+    sources: Annotated[str | None, Query(description="comma-separated")] = None,
+    exclude_documents: Annotated[str | None, Query(description="comma-separated ids")] = None,
+    exclude_retracted: Annotated[bool | None, Query()] = None,
+) -> Scope | None:
     """Scope narrowing for GET endpoints, from the query string."""
+
     def split(v):
         return None if v is None else [x.strip() for x in v.split(",") if x.strip()]
+
     if licenses is None and sources is None and exclude_documents is None and exclude_retracted is None:
         return None
     return Scope(split(licenses), split(sources), split(exclude_documents), exclude_retracted)
@@ -89,6 +98,7 @@ async def scope_query(licenses: Annotated[str | None, Query(description="comma-s
 # ---------------------------------------------------------------------------
 # ASGI middleware: request id, timing, access log (also wraps /mcp)
 # ---------------------------------------------------------------------------
+
 
 class RequestContext:
     def __init__(self, app):
@@ -115,22 +125,35 @@ class RequestContext:
                 message["headers"] = [(k, v) for k, v in message["headers"] if k.lower() != b"x-request-id"]
                 message["headers"].append((b"x-request-id", rid.encode()))
             await send(message)
+
         try:
             await self.app(scope, receive, send_with_id)
-        except Exception as exc:  # noqa: BLE001 - the 500 problem is sent already; log no message text
-            log.error("request %s failed: %s", rid, error_label(exc),
-                      exc_info=exc if os.environ.get("SCIRAG_SERVER_DEBUG") == "1" else None)
+        except Exception as exc:  # the 500 problem is sent already; log no message text
+            log.error(
+                "request %s failed: %s",
+                rid,
+                error_label(exc),
+                exc_info=exc if os.environ.get("SCIRAG_SERVER_DEBUG") == "1" else None,
+            )
             if status[0] == 500 and not started[0]:
                 raise
         finally:
             ident = scope["state"].get(IDENTITY_STATE)
-            access_log.info("%s %s %s %d %.1fms key=%s", rid, scope["method"], scope["path"][:200], status[0],
-                            (time.perf_counter() - t0) * 1000, ident.name if ident else "-")
+            access_log.info(
+                "%s %s %s %d %.1fms key=%s",
+                rid,
+                scope["method"],
+                scope["path"][:200],
+                status[0],
+                (time.perf_counter() - t0) * 1000,
+                ident.name if ident else "-",
+            )
 
 
 class JSON(Response):
     """Plain json.dumps of what the SQL API returned (JSON types already). Endpoints
     return it directly, which skips FastAPI's recursive jsonable_encoder."""
+
     media_type = "application/json"
 
     def render(self, content) -> bytes:
@@ -139,13 +162,18 @@ class JSON(Response):
 
 def problem_response(p: Problem, request: Request | None = None) -> JSONResponse:
     rid = request.scope.get("state", {}).get("request_id") if request else None
-    return JSONResponse(p.body(instance=request.url.path if request else None, request_id=rid),
-                        status_code=p.status, media_type="application/problem+json", headers=p.headers)
+    return JSONResponse(
+        p.body(instance=request.url.path if request else None, request_id=rid),
+        status_code=p.status,
+        media_type="application/problem+json",
+        headers=p.headers,
+    )
 
 
 # ---------------------------------------------------------------------------
 # Authentication (one guard for REST and /mcp)
 # ---------------------------------------------------------------------------
+
 
 class Guard:
     """API key -> Identity. With no keys at start-up the server is local-only (bound to
@@ -167,21 +195,34 @@ class Guard:
             try:
                 ident = await self.keys.lookup(key)
             except TooManyFailures:
-                raise Problem(429, "rate_limited", "Too many unknown API keys tried; wait a moment",
-                              headers={"Retry-After": "5"}) from None
+                raise Problem(
+                    429, "rate_limited", "Too many unknown API keys tried; wait a moment", headers={"Retry-After": "5"}
+                ) from None
             if ident is None:
-                raise Problem(401, "invalid_key", "Unknown or revoked API key",
-                              headers={"WWW-Authenticate": 'Bearer realm="scirag"'})
+                raise Problem(
+                    401,
+                    "invalid_key",
+                    "Unknown or revoked API key",
+                    headers={"WWW-Authenticate": 'Bearer realm="scirag"'},
+                )
         elif self.local is not None and await self.keys.active_count() == 0:
             ident = self.local
         else:
-            raise Problem(401, "missing_key", "An API key is required",
-                          "send Authorization: Bearer <key> (an admin makes keys with `scirag keys add`)",
-                          headers={"WWW-Authenticate": 'Bearer realm="scirag"'})
+            raise Problem(
+                401,
+                "missing_key",
+                "An API key is required",
+                "send Authorization: Bearer <key> (an admin makes keys with `scirag keys add`)",
+                headers={"WWW-Authenticate": 'Bearer realm="scirag"'},
+            )
         wait = self.limiter.take(ident)
         if wait > 0:
-            raise Problem(429, "rate_limited", "Too many requests for this key",
-                          headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+            raise Problem(
+                429,
+                "rate_limited",
+                "Too many requests for this key",
+                headers={"Retry-After": str(max(1, int(wait + 0.999)))},
+            )
         return ident
 
 
@@ -193,9 +234,10 @@ class MCPGuard:
 
     async def __call__(self, scope, receive, send):
         from starlette.datastructures import Headers
+
         try:
             ident = await self.guard.identify(Headers(scope=scope))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             p = problem_for(exc)
             if p.status >= 500:
                 log.error("mcp auth failed: %s", error_label(exc))
@@ -220,8 +262,8 @@ NarrowScope = Annotated[Scope | None, Depends(scope_query)]
 # The app
 # ---------------------------------------------------------------------------
 
-def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.1",
-               pool_size: int = 10) -> FastAPI:
+
+def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.1", pool_size: int = 10) -> FastAPI:
     """``local_role``: the role requests act as when no key exists (local-only mode;
     None = always require a key). ``host`` is what the server binds to (it decides the
     MCP transport's DNS-rebinding protection)."""
@@ -229,8 +271,7 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
     keys = KeyStore(service.pool)
     guard = Guard(keys, local_role)
     mcp = build_mcp(service)
-    mcp_asgi = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                       host=host)
+    mcp_asgi = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True, host=host)
     mcp_endpoint = next(r.endpoint for r in mcp_asgi.routes if getattr(r, "path", None) == "/mcp")
 
     @asynccontextmanager
@@ -240,9 +281,14 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
             yield
         await service.close()
 
-    app = FastAPI(title="scirag", version="1", lifespan=lifespan, default_response_class=JSON,
-                  description="Retrieval-augmented QA over scientific documents, inside PostgreSQL. Every call runs "
-                              "as the database role of your API key; row-level security decides what you see.")
+    app = FastAPI(
+        title="scirag",
+        version="1",
+        lifespan=lifespan,
+        default_response_class=JSON,
+        description="Retrieval-augmented QA over scientific documents, inside PostgreSQL. Every call runs "
+        "as the database role of your API key; row-level security decides what you see.",
+    )
     app.state.service, app.state.guard = service, guard
 
     # -- errors -------------------------------------------------------------
@@ -254,15 +300,23 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
     async def on_invalid(request: Request, exc: RequestValidationError):
         # field locations and messages only: never echo the input back into logs or bodies
         errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg", "")} for e in exc.errors()][:20]
-        return problem_response(Problem(400, "invalid_request", "Invalid request",
-                                        "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors)[:1000],
-                                        extra={"errors": errors}), request)
+        return problem_response(
+            Problem(
+                400,
+                "invalid_request",
+                "Invalid request",
+                "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors)[:1000],
+                extra={"errors": errors},
+            ),
+            request,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException):
         codes = {404: "not_found", 405: "method_not_allowed"}
-        return problem_response(Problem(exc.status_code, codes.get(exc.status_code, f"http_{exc.status_code}"),
-                                        str(exc.detail)), request)
+        return problem_response(
+            Problem(exc.status_code, codes.get(exc.status_code, f"http_{exc.status_code}"), str(exc.detail)), request
+        )
 
     @app.exception_handler(psycopg.Error)
     @app.exception_handler(PoolTimeout)
@@ -270,7 +324,8 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
     async def on_expected(request: Request, exc: Exception):
         p = problem_for(exc)
         (log.error if p.status >= 500 else log.info)(
-            "request %s: %s -> %s", request.scope["state"].get("request_id"), error_label(exc), p.code)
+            "request %s: %s -> %s", request.scope["state"].get("request_id"), error_label(exc), p.code
+        )
         return problem_response(p, request)
 
     @app.exception_handler(Exception)
@@ -289,14 +344,24 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
 
     @app.post("/v1/retrieve", tags=["v1"], summary="Ranked, cited evidence (scirag.retrieve) and its trace")
     async def post_retrieve(body: RetrieveIn, ident: Caller):
-        return Response(await service.retrieve_json(ident, body.question, k=body.k, profile=body.profile,
-                                                    options=body.options,
-                                                    scope=body.scope.to_scope() if body.scope else None),
-                        media_type="application/json")
+        return Response(
+            await service.retrieve_json(
+                ident,
+                body.question,
+                k=body.k,
+                profile=body.profile,
+                options=body.options,
+                scope=body.scope.to_scope() if body.scope else None,
+            ),
+            media_type="application/json",
+        )
 
-    @app.post("/v1/answer", tags=["v1"],
-              summary="Grounded answer with numbered citations (scirag.answer); JSON or Server-Sent Events",
-              responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}})
+    @app.post(
+        "/v1/answer",
+        tags=["v1"],
+        summary="Grounded answer with numbered citations (scirag.answer); JSON or Server-Sent Events",
+        responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}},
+    )
     async def post_answer(body: AnswerIn, request: Request, ident: Caller):
         llm_key = request.headers.get(BYO_HEADER)
         if llm_key is not None:
@@ -304,31 +369,41 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
                 raise Problem(403, "byo_llm_not_allowed", "This API key may not bring its own model key")
             if not 1 <= len(llm_key) <= 512:
                 raise Problem(400, "invalid_request", "Invalid request", f"{BYO_HEADER}: 1-512 characters")
-        result = await service.answer(ident, body.question, options=body.options,
-                                      scope=body.scope.to_scope() if body.scope else None, llm_key=llm_key)
+        result = await service.answer(
+            ident,
+            body.question,
+            options=body.options,
+            scope=body.scope.to_scope() if body.scope else None,
+            llm_key=llm_key,
+        )
         del llm_key
         events = list(ev.answer_events(result))
         rid = request.scope["state"].get("request_id")
         if body.stream or "text/event-stream" in request.headers.get("accept", ""):
+
             async def stream():
                 for event, data in events:
                     yield ev.sse(event, data)
                 yield ev.sse("done", {"request_id": rid})
-            return StreamingResponse(stream(), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+            return StreamingResponse(
+                stream(),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            )
         return JSON(ev.aggregate(events))
 
     @app.get("/v1/chunks/{chunk_id}", tags=["v1"], summary="A chunk in context: location and neighbouring chunks")
-    async def get_chunk(chunk_id: int, ident: Caller, scope: NarrowScope,
-                        context: Annotated[int, Query(ge=0, le=5)] = 1):
+    async def get_chunk(
+        chunk_id: int, ident: Caller, scope: NarrowScope, context: Annotated[int, Query(ge=0, le=5)] = 1
+    ):
         row = await service.chunk(ident, chunk_id, context=context, scope=scope)
         if row is None:
             raise Problem(404, "not_found", "No such chunk in your scope")
         return JSON(row)
 
     @app.get("/v1/documents/{ref}", tags=["v1"], summary="A document's metadata and chunk outline (id or manifest id)")
-    async def get_document(ref: Annotated[str, PathParam(max_length=256)], ident: Caller,
-                           scope: NarrowScope):
+    async def get_document(ref: Annotated[str, PathParam(max_length=256)], ident: Caller, scope: NarrowScope):
         row = await service.document(ident, ref, scope=scope)
         if row is None:
             raise Problem(404, "not_found", "No such document in your scope")

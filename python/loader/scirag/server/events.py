@@ -14,6 +14,7 @@ Event types (``event:`` field of SSE; ``data:`` is JSON):
   done          {"request_id": ...}       the last event
   error         problem+json body         instead of done when the call failed
 """
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@ readable by the owner role and superusers only). Only the SHA-256 of a key is st
 is made. The server looks keys up through its own (admin) login and caches hits for a
 few seconds, so a revocation takes effect within CACHE_SECONDS.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,6 +23,7 @@ class KeyError_(ValueError):
 @dataclass(frozen=True)
 class Identity:
     """Who a request acts as. ``key_id`` None = local-only mode (no keys configured)."""
+
     name: str
     role: str
     byo_llm: bool
@@ -41,24 +43,29 @@ def hash_key(key: str) -> bytes:
 # Admin side (sync psycopg; `scirag keys ...`)
 # ---------------------------------------------------------------------------
 
-def add_key(conn, name: str, role: str, *, byo_llm: bool = False, rate_per_minute: int = 120,
-            note: str | None = None) -> str:
+
+def add_key(
+    conn, name: str, role: str, *, byo_llm: bool = False, rate_per_minute: int = 120, note: str | None = None
+) -> str:
     """Creates a key for ``role`` and returns it (the only time it is visible).
     The table's trigger refuses superusers, BYPASSRLS roles and scirag_owner members."""
     if not 1 <= rate_per_minute <= 1_000_000:
         raise KeyError_(f"rate per minute must be between 1 and 1000000 (got {rate_per_minute})")
     if conn.execute("SELECT 1 FROM scirag.api_keys WHERE name = %s", (name,)).fetchone():
         raise KeyError_(f"a key named {name!r} exists already (revoked keys keep their name): pick another name")
-    member = conn.execute("SELECT pg_has_role(session_user, r.oid, 'MEMBER') FROM pg_roles r WHERE rolname = %s",
-                          (role,)).fetchone()
+    member = conn.execute(
+        "SELECT pg_has_role(session_user, r.oid, 'MEMBER') FROM pg_roles r WHERE rolname = %s", (role,)
+    ).fetchone()
     if member is None:
         raise KeyError_(f"role {role!r} does not exist")
     if not member[0]:
         raise KeyError_(f"the server login cannot act as {role!r}: GRANT {role} TO <server login> first")
     key = generate_key()
-    conn.execute("""INSERT INTO scirag.api_keys (name, key_prefix, key_hash, role_name, byo_llm, rate_per_minute, note)
+    conn.execute(
+        """INSERT INTO scirag.api_keys (name, key_prefix, key_hash, role_name, byo_llm, rate_per_minute, note)
                     VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-                 (name, key[:len(KEY_PREFIX) + 5], hash_key(key), role, byo_llm, rate_per_minute, note))
+        (name, key[: len(KEY_PREFIX) + 5], hash_key(key), role, byo_llm, rate_per_minute, note),
+    )
     conn.commit()
     return key
 
@@ -71,8 +78,9 @@ def list_keys(conn) -> list[dict]:
 
 
 def revoke_key(conn, name: str) -> None:
-    row = conn.execute("UPDATE scirag.api_keys SET revoked_at = now() WHERE name = %s AND revoked_at IS NULL "
-                       "RETURNING id", (name,)).fetchone()
+    row = conn.execute(
+        "UPDATE scirag.api_keys SET revoked_at = now() WHERE name = %s AND revoked_at IS NULL RETURNING id", (name,)
+    ).fetchone()
     conn.commit()
     if row is None:
         raise KeyError_(f"no active key named {name!r}")
@@ -100,8 +108,9 @@ class KeyStore:
         self._hits: dict[bytes, tuple[float, Identity]] = {}
         self._count: tuple[float, int] | None = None
         self._failed = RateLimiter()
-        self._failed_bucket = Identity(name="unknown keys", role="", byo_llm=False,
-                                       rate_per_minute=self.FAILED_PER_MINUTE, key_id=-1)
+        self._failed_bucket = Identity(
+            name="unknown keys", role="", byo_llm=False, rate_per_minute=self.FAILED_PER_MINUTE, key_id=-1
+        )
 
     async def active_count(self) -> int:
         now = time.monotonic()
@@ -130,8 +139,13 @@ class KeyStore:
             self._hits.pop(digest, None)
             self._failed.take(self._failed_bucket)
             return None
-        ident = Identity(name=row["name"], role=row["role_name"], byo_llm=row["byo_llm"],
-                         rate_per_minute=row["rate_per_minute"], key_id=row["id"])
+        ident = Identity(
+            name=row["name"],
+            role=row["role_name"],
+            byo_llm=row["byo_llm"],
+            rate_per_minute=row["rate_per_minute"],
+            key_id=row["id"],
+        )
         if len(self._hits) > 10_000:  # bounded: unknown keys are never cached, known ones are few
             self._hits.clear()
         self._hits[digest] = (now, ident)

@@ -6,6 +6,7 @@ checked (it puts the Identity into the request scope); over stdio (`scirag mcp`)
 the role given on the command line. Errors become tool errors carrying the same
 stable codes as REST's problem+json.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,11 +30,16 @@ INSTRUCTIONS = (
     "Use `retrieve` for ranked, cited evidence chunks; `answer` for a grounded answer with numbered "
     "citations (it abstains when the sources do not support an answer); `get_chunk` to read a cited chunk "
     "with its neighbours; `get_document` for a document's metadata and outline; `current_scope` to see "
-    "which licenses and sources you may see. Scope parameters can only narrow what your role may see.")
+    "which licenses and sources you may see. Scope parameters can only narrow what your role may see."
+)
 
-Licenses = Annotated[list[str] | None, Field(
-    description="narrow to these license classes (subset of public, open_commercial, open_noncommercial, "
-                "restricted, unknown); [] = nothing; omitted = the default public,open_commercial")]
+Licenses = Annotated[
+    list[str] | None,
+    Field(
+        description="narrow to these license classes (subset of public, open_commercial, open_noncommercial, "
+        "restricted, unknown); [] = nothing; omitted = the default public,open_commercial"
+    ),
+]
 Sources = Annotated[list[str] | None, Field(description="narrow to these sources; omitted = any in your ceiling")]
 Excluded = Annotated[list[str] | None, Field(description="documents to leave out (manifest ids or numeric ids)")]
 Retracted = Annotated[bool | None, Field(description="true drops retracted documents from every layer")]
@@ -59,7 +65,7 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         ident = identity(ctx)
         try:
             return await coro_fn(ident)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error with a stable code
+        except Exception as exc:  # every failure becomes one tool error with a stable code
             p = problem_for(exc)
             log.warning("mcp tool=%s key=%s error=%s code=%s", tool, ident.name, error_label(exc), p.code)
             raise ToolError(f"{p.code}: {p.detail or p.title}") from None
@@ -72,29 +78,42 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
             return None
         return Scope(licenses, sources, exclude_documents, exclude_retracted)
 
-    @tool(description="Ranked, cited evidence chunks for a question, from the documents your role may see "
-                          "(hybrid keyword + vector retrieval; `layers` gives each chunk's rank per layer). "
-                          "Returns results (rank, chunk_id, document_id, title, section_path, content, citation) "
-                          "and a content-free trace.")
-    async def retrieve(question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
-                       ctx: Context,
-                       k: Annotated[int, Field(description="number of chunks", ge=1, le=100)] = 10,
-                       profile: Annotated[Literal["interactive", "deep", "interactive-rrf", "deep-rrf"],
-                                          Field(description="retrieval profile")] = "interactive",
-                       licenses: Licenses = None, sources: Sources = None,
-                       exclude_documents: Excluded = None, exclude_retracted: Retracted = None) -> dict[str, Any]:
+    @tool(
+        description="Ranked, cited evidence chunks for a question, from the documents your role may see "
+        "(hybrid keyword + vector retrieval; `layers` gives each chunk's rank per layer). "
+        "Returns results (rank, chunk_id, document_id, title, section_path, content, citation) "
+        "and a content-free trace."
+    )
+    async def retrieve(
+        question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
+        ctx: Context,
+        k: Annotated[int, Field(description="number of chunks", ge=1, le=100)] = 10,
+        profile: Annotated[
+            Literal["interactive", "deep", "interactive-rrf", "deep-rrf"], Field(description="retrieval profile")
+        ] = "interactive",
+        licenses: Licenses = None,
+        sources: Sources = None,
+        exclude_documents: Excluded = None,
+        exclude_retracted: Retracted = None,
+    ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
         return await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
 
-    @tool(description="A grounded answer with numbered citations [n] to the sources it used, or an "
-                          "abstention when the sources in your scope do not support one. Returns answer, "
-                          "abstained, citations (n -> chunk_id, title, section_path, lines/page), retrieval "
-                          "(the evidence), checks and a content-free trace.")
-    async def answer(question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
-                     ctx: Context,
-                     k: Annotated[int | None, Field(description="evidence chunks to retrieve", ge=1, le=100)] = None,
-                     licenses: Licenses = None, sources: Sources = None,
-                     exclude_documents: Excluded = None, exclude_retracted: Retracted = None) -> dict[str, Any]:
+    @tool(
+        description="A grounded answer with numbered citations [n] to the sources it used, or an "
+        "abstention when the sources in your scope do not support one. Returns answer, "
+        "abstained, citations (n -> chunk_id, title, section_path, lines/page), retrieval "
+        "(the evidence), checks and a content-free trace."
+    )
+    async def answer(
+        question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
+        ctx: Context,
+        k: Annotated[int | None, Field(description="evidence chunks to retrieve", ge=1, le=100)] = None,
+        licenses: Licenses = None,
+        sources: Sources = None,
+        exclude_documents: Excluded = None,
+        exclude_retracted: Retracted = None,
+    ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
         options = {"k": k} if k else {}
         llm_key = None
@@ -103,38 +122,54 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
             if not identity(ctx).byo_llm:
                 raise ToolError("byo_llm_not_allowed: this API key may not bring its own model key")
             llm_key = headers.get(BYO_HEADER)
-        return await call(lambda i: service.answer(i, question, options=options, scope=scope, llm_key=llm_key),
-                          ctx, "answer")
+        return await call(
+            lambda i: service.answer(i, question, options=options, scope=scope, llm_key=llm_key), ctx, "answer"
+        )
 
-    @tool(description="One chunk by id, with its document title, section path, lines or pages, and up to "
-                          "`context` neighbouring chunks each side, so a citation can be read in context.")
-    async def get_chunk(chunk_id: Annotated[int, Field(description="chunk id (from a citation)", ge=1)],
-                        ctx: Context,
-                        context: Annotated[int, Field(description="neighbours each side", ge=0, le=5)] = 1,
-                        ) -> dict[str, Any]:
+    @tool(
+        description="One chunk by id, with its document title, section path, lines or pages, and up to "
+        "`context` neighbouring chunks each side, so a citation can be read in context."
+    )
+    async def get_chunk(
+        chunk_id: Annotated[int, Field(description="chunk id (from a citation)", ge=1)],
+        ctx: Context,
+        context: Annotated[int, Field(description="neighbours each side", ge=0, le=5)] = 1,
+    ) -> dict[str, Any]:
         async def run(i):
             row = await service.chunk(i, chunk_id, context=context)
             if row is None:
                 raise Problem(404, "not_found", "No such chunk in your scope")
             return row
+
         return await call(run, ctx, "get_chunk")
 
-    @tool(description="A document's metadata (title, authors, year, doi, license, source, retracted) and its "
-                          "chunk outline (ids, section paths, lines/pages; no text), by numeric or manifest id.")
-    async def get_document(document: Annotated[str, Field(description="numeric document id or manifest id",
-                                                          min_length=1, max_length=256)],
-                           ctx: Context) -> dict[str, Any]:
+    @tool(
+        description="A document's metadata (title, authors, year, doi, license, source, retracted) and its "
+        "chunk outline (ids, section paths, lines/pages; no text), by numeric or manifest id."
+    )
+    async def get_document(
+        document: Annotated[str, Field(description="numeric document id or manifest id", min_length=1, max_length=256)],
+        ctx: Context,
+    ) -> dict[str, Any]:
         async def run(i):
             row = await service.document(i, document)
             if row is None:
                 raise Problem(404, "not_found", "No such document in your scope")
             return row
+
         return await call(run, ctx, "get_document")
 
-    @tool(description="Your effective scope: role, license classes, sources, excluded-document count and "
-                          "whether retracted documents are excluded (your ceiling intersected with any narrowing).")
-    async def current_scope(ctx: Context, licenses: Licenses = None, sources: Sources = None,
-                            exclude_documents: Excluded = None, exclude_retracted: Retracted = None) -> dict[str, Any]:
+    @tool(
+        description="Your effective scope: role, license classes, sources, excluded-document count and "
+        "whether retracted documents are excluded (your ceiling intersected with any narrowing)."
+    )
+    async def current_scope(
+        ctx: Context,
+        licenses: Licenses = None,
+        sources: Sources = None,
+        exclude_documents: Excluded = None,
+        exclude_retracted: Retracted = None,
+    ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
         return await call(lambda i: service.current_scope(i, scope), ctx, "current_scope")
 

@@ -13,6 +13,7 @@ Errors: ``problem_for(exc)`` maps any exception to one Problem (HTTP status, sta
 code, title, detail) shared by REST and MCP; database messages are passed on only for
 the caller's own bad input (SQLSTATE 22023 / P0001 and scirag.* argument errors).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,34 +50,27 @@ RETRIEVE_SQL = """SELECT coalesce(json_agg(r ORDER BY r.rank), '[]')::text AS j
                   FROM (SELECT rank, chunk_id, document_id, external_id, score, layers, title, section_path,
                                content, is_table, citation
                         FROM scirag.retrieve(%s, %s, %s, %s)) AS r"""
-CHUNK_SQL = """SELECT c.id AS chunk_id, c.document_id, d.external_id, d.title, c.ordinal, c.kind,
-                      c.section_path, c.heading, c.is_table, c.content, c.line_start, c.line_end,
-                      c.page_start, c.page_end, c.license::text AS license, c.source, c.retracted
-               FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
-               WHERE c.id = %s"""
-_NEIGHBOUR_COLS = """id AS chunk_id, ordinal, kind, section_path, is_table, content,
-                     line_start, line_end, page_start, page_end"""
+# Readers hold no privilege on evidence tables (policies/reader_wall): a chunk, its
+# neighbours and a document are read through the reader API, under the caller's scope.
+CHUNK_SQL = """SELECT chunk_id, document_id, external_id, title, ordinal, kind, section_path, heading, is_table,
+                      content, line_start, line_end, page_start, page_end, license, source, retracted
+               FROM scirag.chunk_get(%s)"""
 # The nearest n text chunks before and after (section chunks are parents, not neighbours).
-NEIGHBOURS_SQL = f"""(SELECT {_NEIGHBOUR_COLS} FROM scirag.chunks
-                      WHERE document_id = %(doc)s AND ordinal < %(ord)s AND kind <> 'section'
-                      ORDER BY ordinal DESC LIMIT %(n)s)
-                     UNION ALL
-                     (SELECT {_NEIGHBOUR_COLS} FROM scirag.chunks
-                      WHERE document_id = %(doc)s AND ordinal > %(ord)s AND kind <> 'section'
-                      ORDER BY ordinal LIMIT %(n)s)
-                     ORDER BY ordinal"""
-DOCUMENT_SQL = """SELECT id AS document_id, external_id, title, authors, year, journal, doi,
-                         license::text AS license, source, retracted, parser, pages, ingested_at::text AS ingested_at
-                  FROM scirag.documents
-                  WHERE id = %s OR external_id = %s"""
-OUTLINE_SQL = """SELECT id AS chunk_id, ordinal, kind, level, section_path, is_table,
+NEIGHBOURS_SQL = """SELECT chunk_id, ordinal, kind, section_path, is_table, content,
+                           line_start, line_end, page_start, page_end
+                    FROM scirag.chunk_neighbours(%(chunk)s, %(n)s)"""
+DOCUMENT_SQL = """SELECT document_id, external_id, title, authors, year, journal, doi,
+                         license, source, retracted, parser, pages, ingested_at::text AS ingested_at
+                  FROM scirag.documents_visible(%s)"""
+OUTLINE_SQL = """SELECT chunk_id, ordinal, kind, level, section_path, is_table,
                         line_start, line_end, page_start, page_end
-                 FROM scirag.chunks WHERE document_id = %s ORDER BY ordinal"""
+                 FROM scirag.document_outline(%s)"""
 
 
 @dataclass
 class Scope:
     """What a request asks to narrow its scope to (None = leave the setting alone)."""
+
     licenses: list[str] | None = None
     sources: list[str] | None = None
     exclude_documents: list[str] | None = None
@@ -107,6 +101,7 @@ class BadRequest(ValueError):
 @dataclass
 class Problem(Exception):
     """RFC 9457 problem: HTTP status, stable machine code, title, optional detail."""
+
     status: int
     code: str
     title: str
@@ -115,8 +110,12 @@ class Problem(Exception):
     extra: dict = field(default_factory=dict)
 
     def body(self, instance: str | None = None, request_id: str | None = None) -> dict:
-        out = {"type": f"https://scirag.invalid/problems/{self.code}", "title": self.title,
-               "status": self.status, "code": self.code}
+        out = {
+            "type": f"https://scirag.invalid/problems/{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "code": self.code,
+        }
         if self.detail:
             out["detail"] = self.detail
         if instance:
@@ -145,8 +144,7 @@ def problem_for(exc: BaseException) -> Problem:
         msg = _first_line(exc)
         hint = exc.diag.message_hint
         extra = {"hint": hint} if hint else {}
-        if state in ("22023", "P0001", "22P02", "22001", "22003") or (
-                state == "XX000" and msg.startswith("scirag.")):
+        if state in ("22023", "P0001", "22P02", "22001", "22003") or (state == "XX000" and msg.startswith("scirag.")):
             # The caller's own argument was refused by the SQL API (it names what was wrong).
             return Problem(400, "invalid_argument", "Invalid argument", msg, extra=extra)
         if state == "42501":
@@ -185,9 +183,15 @@ class Service:
         # same round trip as the call itself. Not DISCARD ALL: it would throw away every
         # cached plan of the PL/pgSQL retrieval functions (measured: 24.5 instead of
         # 19.1 ms per retrieve).
-        return AsyncConnectionPool(self.dsn, min_size=min_size, max_size=max_size, timeout=self.timeout,
-                                   open=False, name=f"scirag-{name}",
-                                   kwargs={"autocommit": True, "row_factory": dict_row})
+        return AsyncConnectionPool(
+            self.dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=self.timeout,
+            open=False,
+            name=f"scirag-{name}",
+            kwargs={"autocommit": True, "row_factory": dict_row},
+        )
 
     @property
     def pool(self) -> AsyncConnectionPool:
@@ -219,11 +223,19 @@ class Service:
         settings += scope.settings() if scope else []
         if llm_key:
             settings.append((LLM_KEY_SETTING, llm_key))
-        return ("SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
-                [x for pair in settings for x in pair])
+        return (
+            "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
+            [x for pair in settings for x in pair],
+        )
 
-    async def run(self, ident: Identity, statements: list[tuple[str, object]], *, scope: Scope | None = None,
-                  llm_key: str | None = None) -> list[list[dict]]:
+    async def run(
+        self,
+        ident: Identity,
+        statements: list[tuple[str, object]],
+        *,
+        scope: Scope | None = None,
+        llm_key: str | None = None,
+    ) -> list[list[dict]]:
         """Runs ``statements`` in one transaction as ``ident.role`` with ``scope`` applied,
         pipelined (BEGIN, settings, statements, COMMIT, RESET ALL in one round trip), and
         returns each statement's rows."""
@@ -250,7 +262,7 @@ class Service:
         try:
             await conn.execute("ROLLBACK")
             await conn.execute("RESET ALL")
-        except Exception:  # noqa: BLE001 - a broken connection is discarded by the pool
+        except Exception:  # a broken connection is discarded by the pool
             pass
 
     @asynccontextmanager
@@ -270,31 +282,64 @@ class Service:
                 await self._clean(conn)
                 raise
 
-    async def retrieve_json(self, ident: Identity, question: str, *, k: int = 10, profile: str = "interactive",
-                            options: dict | None = None, scope: Scope | None = None) -> bytes:
+    async def retrieve_json(
+        self,
+        ident: Identity,
+        question: str,
+        *,
+        k: int = 10,
+        profile: str = "interactive",
+        options: dict | None = None,
+        scope: Scope | None = None,
+    ) -> bytes:
         """``{"results": [...], "trace": {...}}`` as JSON bytes, assembled from the
         database's own JSON texts."""
-        rows, trace = await self.run(ident, [(RETRIEVE_SQL, (question, k, profile, Jsonb(options or {}))),
-                                             ("SELECT scirag.last_trace()::text AS t", None)], scope=scope)
+        rows, trace = await self.run(
+            ident,
+            [
+                (RETRIEVE_SQL, (question, k, profile, Jsonb(options or {}))),
+                ("SELECT scirag.last_trace()::text AS t", None),
+            ],
+            scope=scope,
+        )
         return ('{"results":' + rows[0]["j"] + ',"trace":' + (trace[0]["t"] or "null") + "}").encode()
 
-    async def retrieve(self, ident: Identity, question: str, *, k: int = 10, profile: str = "interactive",
-                       options: dict | None = None, scope: Scope | None = None) -> dict:
-        return json.loads(await self.retrieve_json(ident, question, k=k, profile=profile, options=options,
-                                                   scope=scope))
+    async def retrieve(
+        self,
+        ident: Identity,
+        question: str,
+        *,
+        k: int = 10,
+        profile: str = "interactive",
+        options: dict | None = None,
+        scope: Scope | None = None,
+    ) -> dict:
+        return json.loads(await self.retrieve_json(ident, question, k=k, profile=profile, options=options, scope=scope))
 
-    async def answer(self, ident: Identity, question: str, *, options: dict | None = None,
-                     scope: Scope | None = None, llm_key: str | None = None) -> dict:
-        (row,), = await self.run(ident, [("SELECT scirag.answer(%s, %s) AS a", (question, Jsonb(options or {})))],
-                                 scope=scope, llm_key=llm_key)
+    async def answer(
+        self,
+        ident: Identity,
+        question: str,
+        *,
+        options: dict | None = None,
+        scope: Scope | None = None,
+        llm_key: str | None = None,
+    ) -> dict:
+        ((row,),) = await self.run(
+            ident,
+            [("SELECT scirag.answer(%s, %s) AS a", (question, Jsonb(options or {})))],
+            scope=scope,
+            llm_key=llm_key,
+        )
         return row["a"]
 
     async def current_scope(self, ident: Identity, scope: Scope | None = None) -> dict:
-        (row,), = await self.run(ident, [("SELECT scirag.current_scope() AS s", None)], scope=scope)
+        ((row,),) = await self.run(ident, [("SELECT scirag.current_scope() AS s", None)], scope=scope)
         return row["s"]
 
-    async def chunk(self, ident: Identity, chunk_id: int, *, context: int = 1,
-                    scope: Scope | None = None) -> dict | None:
+    async def chunk(
+        self, ident: Identity, chunk_id: int, *, context: int = 1, scope: Scope | None = None
+    ) -> dict | None:
         """A chunk with its document, location and up to ``context`` neighbours each side
         (all read through row-level security: an invisible chunk is simply not found)."""
         async with self.session(ident, scope) as conn:
@@ -302,15 +347,14 @@ class Service:
             if row is None:
                 return None
             n = max(0, min(int(context), 5))
-            row["context"] = await (await conn.execute(
-                NEIGHBOURS_SQL, {"doc": row["document_id"], "ord": row["ordinal"], "n": n})).fetchall()
+            row["context"] = await (await conn.execute(NEIGHBOURS_SQL, {"chunk": chunk_id, "n": n})).fetchall()
             return row
 
     async def document(self, ident: Identity, ref: str, *, scope: Scope | None = None) -> dict | None:
         """A document by numeric id or manifest id, with its chunk outline (no text)."""
-        num = int(ref) if ref.isdigit() and len(ref) <= 18 else None
         async with self.session(ident, scope) as conn:
-            row = await (await conn.execute(DOCUMENT_SQL, (num, ref))).fetchone()
+            # by numeric id or manifest id (documents_visible resolves both)
+            row = await (await conn.execute(DOCUMENT_SQL, (ref,))).fetchone()
             if row is None:
                 return None
             row["chunks"] = await (await conn.execute(OUTLINE_SQL, (row["document_id"],))).fetchall()

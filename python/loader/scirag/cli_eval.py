@@ -1,0 +1,250 @@
+"""`scirag eval ...`: retrieval benchmarks (BEIR, SciTab), PDF fidelity, the seed
+questions through retrieval and answers, and the HTML report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from scirag import db, report
+from scirag.cli_answer import answer_options
+from scirag.cli_options import BenchDsnOption, DsnOption, ExtraOption, LicensesOption, PresetOption
+from scirag.evaluation import print_table
+
+
+ABLATIONS = {
+    "keyword": ("interactive", {"layers": ["keyword"]}),
+    "vector": ("interactive", {"layers": ["vector"]}),
+    "interactive": ("interactive", {}),
+}
+
+
+def single_config(profile: str, layers: Optional[str], options: Optional[str], name: Optional[str]):
+    opts = json.loads(options) if options else {}
+    if layers:
+        opts["layers"] = [x.strip() for x in layers.split(",")]
+    label = name or (layers.replace(",", "+") if layers else profile) + (f" {options}" if options else "")
+    return label, profile, opts
+
+
+def eval_beir(
+    corpus_dir: Path = typer.Argument(
+        ..., exists=True, file_okay=False, help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
+    ),
+    split: str = typer.Option("train", help="qrels split"),
+    layers: Optional[str] = typer.Option(None, help="comma-separated layers for a single run"),
+    profile: str = typer.Option("interactive", help="retrieval profile"),
+    ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
+    limit: Optional[int] = typer.Option(None, help="only the first N queries (smoke runs)"),
+    options: Optional[str] = typer.Option(
+        None, "--options", help="JSON options for scirag.retrieve (weights, budgets_ms, ...)"
+    ),
+    name: Optional[str] = typer.Option(None, help="label of the run (ablation name)"),
+    dsn: Optional[str] = BenchDsnOption,
+):
+    """Load a BEIR corpus into its own database (once), run its queries through
+    scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level)."""
+    from scirag.beir import beir_dsn, load_corpus, run_config
+
+    target = beir_dsn(dsn, corpus_dir)
+    db.echo(f"loading {corpus_dir} (once) into {db.conninfo_to_dict(target).get('dbname')}")
+    load_corpus(target, corpus_dir)
+    if ablation:
+        configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
+    else:
+        configs = [single_config(profile, layers, options, name)]
+    results = [run_config(target, corpus_dir, split, name, p, o, limit) for name, p, o in configs]
+    print_table(results, ["run", "config", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"])
+
+
+def eval_scitab(
+    data_dir: Path = typer.Argument(
+        ..., exists=True, file_okay=False, help="SciTab folder (tables.jsonl, claims_dev.jsonl)"
+    ),
+    layers: Optional[str] = typer.Option(None, help="comma-separated layers for a single run"),
+    profile: str = typer.Option("interactive", help="retrieval profile"),
+    ablation: bool = typer.Option(False, help="run keyword-only, vector-only and the interactive hybrid"),
+    limit: Optional[int] = typer.Option(None, help="only the first N claims"),
+    options: Optional[str] = typer.Option(
+        None, "--options", help="JSON options for scirag.retrieve (weights, budgets_ms, ...)"
+    ),
+    name: Optional[str] = typer.Option(None, help="label of the run (ablation name)"),
+    dsn: Optional[str] = BenchDsnOption,
+):
+    """Table retrieval on SciTab: find the table each claim is about (hit@1/5/10, MRR)."""
+    from scirag.scitab import load, run_config, scitab_dsn
+
+    target = scitab_dsn(dsn)
+    load(target, data_dir)
+    if ablation:
+        configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
+    else:
+        configs = [single_config(profile, layers, options, name)]
+    results = [run_config(target, data_dir, name, p, o, limit) for name, p, o in configs]
+    print_table(results, ["run", "config", "claims", "hit@1", "hit@5", "hit@10", "mrr", "p50_ms"])
+
+
+def eval_pdf(
+    folder: Path = typer.Argument(
+        ...,
+        exists=True,
+        file_okay=False,
+        help="folder of PDFs with manifest.jsonl, tables.jsonl, headings.jsonl, questions.jsonl",
+    ),
+    engine: Optional[str] = typer.Option(
+        None, help="PDF engine (layout, pdfplumber, pypdf, docling if installed); default SCIRAG_PDF_ENGINE or layout"
+    ),
+    profile: str = typer.Option("interactive", help="retrieval profile for qa_hit5"),
+    reuse: bool = typer.Option(False, "--reuse", help="score what the eval database holds, without reloading"),
+    dsn: Optional[str] = BenchDsnOption,
+):
+    """PDF fidelity against ground truth: tables, section tree, qa_hit5, pages/s and peak memory.
+    Loads the folder into its own database (scirag_eval_pdf), replacing what it held."""
+    from scirag.evalpdf import REPORT_COLUMNS, eval_dsn, report_rows, run_eval
+
+    result = run_eval(eval_dsn(dsn), folder, engine=engine, profile=profile, reload=not reuse)
+    print_table(report_rows(result), REPORT_COLUMNS)
+    load = result["load"]
+    if "pages" in load:
+        print(
+            f"engine {load['engine']}: {load['pages']} pages in {load['seconds']}s = {load['pages_per_s']} pages/s "
+            f"({load['pages_per_cpu_s']} pages per CPU second parse+chunk+embed+store, "
+            f"{load['parse_pages_per_cpu_s']} parse+chunk), peak {load['peak_mb']} MB; "
+            f"parsers {', '.join(load['parsers'])}; eval run {result['run_id']}"
+        )
+        for ext, status, reason in load["problems"]:
+            print(f"  {ext}: {status} {reason or ''}")
+
+
+def _dataset(
+    dataset: str, dsn: str | None, questions: Optional[List[Path]], data: Optional[Path], limit: Optional[int]
+):
+    """(target dsn, questions, origin) for a dataset name. Question files are YAML
+    (domain/questions.yaml) or JSONL with acceptable answers; several are one set."""
+    from scirag import evalqa
+
+    base = dsn or db.default_dsn()
+    if dataset == "pubmedqa":
+        from scirag import pubmedqa
+
+        target = pubmedqa.pubmedqa_dsn(dsn)
+        qs = pubmedqa.build(target, data or pubmedqa.DATA, limit)
+        return target, qs, str(data or pubmedqa.DATA)
+    paths = list(questions or []) or [evalqa.QUESTIONS_FILE]
+    qs = evalqa.load_question_files(paths)
+    if limit:
+        qs = qs[:limit]
+    return base, qs, ",".join(str(p) for p in paths)
+
+
+def eval_retrieval(
+    dataset: str = typer.Option("demo", help="demo (domain/questions.yaml) or pubmedqa"),
+    questions: Optional[List[Path]] = typer.Option(
+        None, help="question file: YAML, or JSONL with acceptable answers (repeat for several)"
+    ),
+    profiles: Optional[str] = typer.Option(None, help="comma-separated profiles (default: all)"),
+    ablation: bool = typer.Option(
+        True, "--ablation/--no-ablation", help="also run each profile with each layer off in turn"
+    ),
+    k: int = typer.Option(10, "-k", help="depth scored (hit@5, hit@10, MRR@k)"),
+    limit: Optional[int] = typer.Option(None, help="only the first N questions"),
+    data: Optional[Path] = typer.Option(None, help="PubMedQA json (pubmedqa dataset)"),
+    licenses: Optional[str] = LicensesOption,
+    dsn: Optional[str] = DsnOption,
+):
+    """hit@5, hit@10 and MRR per ablation config through scirag.retrieve, stored in eval_runs/eval_results."""
+    from scirag import evalqa
+
+    target, qs, origin = _dataset(dataset, dsn, questions, data, limit)
+    with evalqa.reader_connection(target, licenses) as reader:
+        configs = evalqa.retrieval_configs(reader, profiles.split(",") if profiles else None, ablation)
+    db.echo(f"{len(qs)} questions x {len(configs)} configurations on {db.conninfo_to_dict(target).get('dbname')}")
+    results = evalqa.run_retrieval(target, qs, configs, dataset=dataset, k=k, licenses=licenses, origin=origin)
+    print_table(results, ["run", "config", "questions", "hit@5", "hit@10", "mrr", "p50_ms"])
+
+
+def eval_answer(
+    dataset: str = typer.Option("demo", help="demo (domain/questions.yaml) or pubmedqa"),
+    questions: Optional[List[Path]] = typer.Option(
+        None, help="question file: YAML, or JSONL with acceptable answers (repeat for several)"
+    ),
+    limit: Optional[int] = typer.Option(None, help="only the first N questions"),
+    data: Optional[Path] = typer.Option(None, help="PubMedQA json (pubmedqa dataset)"),
+    k: int = typer.Option(10, "-k"),
+    max_sources: int = typer.Option(5, "--max-sources"),
+    profile: str = typer.Option("interactive"),
+    layers: Optional[str] = typer.Option(None, help="comma-separated retrieval layers"),
+    answerer: str = typer.Option(
+        "auto",
+        help="auto, extractive or model (the answer runs inside PostgreSQL: the server's environment decides the model)",
+    ),
+    compress: bool = typer.Option(False, "--compress/--no-compress"),
+    relevance_floor: float = typer.Option(0.0),
+    config_name: Optional[str] = typer.Option(None, help="label for the run (default from the options)"),
+    preset: Optional[str] = PresetOption,
+    extra: Optional[str] = ExtraOption,
+    licenses: Optional[str] = LicensesOption,
+    dsn: Optional[str] = DsnOption,
+):
+    """Answer every seed question, run the mechanical checks and (with a model
+    configured in this shell: SCIRAG_LLM_PROVIDER) the blind two-pass judge; store it all."""
+    from scirag import evalqa
+    from scirag_helpers.llm import get_llm
+
+    target, qs, origin = _dataset(dataset, dsn, questions, data, limit)
+    llm = get_llm()
+    db.echo(
+        f"{len(qs)} questions on {db.conninfo_to_dict(target).get('dbname')}; judge: "
+        + (f"{llm.name}" if llm else "skipped (no model configured)")
+    )
+    opts = answer_options(k, profile, answerer, max_sources, compress, relevance_floor, False, layers, preset, extra)
+    summary = evalqa.run_answers(
+        target,
+        qs,
+        dataset=dataset,
+        options=opts,
+        config_name=config_name,
+        licenses=licenses,
+        llm=llm,
+        origin=origin,
+        every=1 if len(qs) <= 50 else 25,
+    )
+    cols = [
+        "run",
+        "config",
+        "questions",
+        "citations_ok",
+        "numbers_ok",
+        "supports_ok",
+        "abstention_ok",
+        "abstained_when_unanswerable",
+        "abstained_when_answerable",
+        "evidence_hit",
+    ]
+    if "answer_correct" in summary:
+        cols[3:3] = ["answer_correct", "cited_holds_answer"]
+    print_table([summary], cols + ["judged", "judge_failed", "judge_skipped"])
+    if summary.get("judged"):
+        print_table([summary], ["run", "groundedness", "citation_accuracy", "completeness", "correctness"])
+
+
+def eval_report(
+    out: Optional[Path] = typer.Option(None, help="HTML file (default reports/eval-report.html)"),
+    pubmedqa: bool = typer.Option(
+        True, "--pubmedqa/--no-pubmedqa", help="include the scirag_pubmedqa database when it exists"
+    ),
+    dsn: Optional[str] = DsnOption,
+):
+    """Write an HTML report (ablation bars, metric history, answer checks and judge scores)."""
+    base = dsn or db.default_dsn()
+    dsns = [base]
+    if pubmedqa:
+        from scirag.pubmedqa import DB_NAME
+
+        if report.existing_databases(base, [DB_NAME]):
+            dsns.append(db.with_dbname(base, DB_NAME))
+    path = report.write_report(dsns, out)
+    print(path)

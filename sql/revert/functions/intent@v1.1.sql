@@ -1,0 +1,4 @@
+-- Revert scirag:functions/intent
+BEGIN;
+DROP FUNCTION scirag.classify_intent(text);
+COMMIT;

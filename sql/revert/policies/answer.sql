@@ -1,0 +1,2 @@
+-- Revert scirag:policies/answer: nothing to undo. The deploy re-created exactly what
+-- schema/answer had created, which stays deployed below it.

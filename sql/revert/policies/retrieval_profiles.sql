@@ -1,0 +1,2 @@
+-- Revert scirag:policies/retrieval_profiles: nothing to undo. The deploy re-created
+-- exactly what schema/retrieval_config had created, which stays deployed below it.

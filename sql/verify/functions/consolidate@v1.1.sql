@@ -1,0 +1,9 @@
+-- Verify scirag:functions/consolidate
+DO $$
+BEGIN
+  ASSERT to_regprocedure('scirag.consolidate(bigint[], jsonb)') IS NOT NULL, 'consolidate missing';
+  ASSERT (SELECT count(*) FROM scirag.consolidate('{}')) = 0, 'consolidate of nothing returns rows';
+  ASSERT scirag.join_overlapping('First sentence here. The carried sentence is this one.',
+                                 'The carried sentence is this one. And new text.')
+         = 'First sentence here. The carried sentence is this one. And new text.', 'join_overlapping keeps the overlap twice';
+END $$;

@@ -1,0 +1,22 @@
+-- Verify scirag:functions/scope
+DO $$
+BEGIN
+  ASSERT scirag.parse_list(' a, b ,,a') = ARRAY['a', 'b'], 'parse_list';
+  ASSERT to_regprocedure('scirag.scope_licenses()') IS NOT NULL, 'scope_licenses missing';
+  ASSERT NOT (SELECT prosecdef FROM pg_proc WHERE oid = 'scirag.scope_excluded_documents()'::regprocedure),
+         'scope_excluded_documents must run as the caller';
+  ASSERT to_regclass('scirag.document_keys') IS NOT NULL, 'document_keys missing';
+END $$;
+-- functions/scope (issue 13 rework): strict settings, capped lengths
+DO $$
+BEGIN
+  ASSERT to_regprocedure('scirag.scope_setting(text, int)') IS NOT NULL, 'scope_setting missing';
+  ASSERT pg_get_functiondef('scirag.scope_ceiling()'::regprocedure) LIKE '%role_oid%', 'scope_ceiling must match by role OID';
+  PERFORM set_config('scirag.exclude_retracted', 'y', true);
+  BEGIN
+    PERFORM scirag.scope_exclude_retracted();
+    RAISE EXCEPTION 'exclude_retracted = y was accepted';
+  EXCEPTION WHEN invalid_parameter_value THEN NULL;
+  END;
+  PERFORM set_config('scirag.exclude_retracted', '', true);
+END $$;
