@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import random
-import re
 import sys
 import threading
 import time
@@ -50,6 +49,7 @@ import psycopg  # noqa: E402
 from scirag import db  # noqa: E402
 from scirag.beir import read_queries  # noqa: E402
 from scirag.metrics import percentile  # noqa: E402
+from scirag_helpers import text  # noqa: E402
 
 STOCK_JIT = {
     "jit": "on",
@@ -58,7 +58,6 @@ STOCK_JIT = {
     "jit_optimize_above_cost": "500000",
 }
 SIGMA = 0.015
-SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def log(msg: str) -> None:
@@ -69,7 +68,7 @@ def variant(content: str, ext: str, r: int) -> str:
     """Replica r of an abstract: its sentences drawn with replacement (r 0 = the original)."""
     if r == 0:
         return content
-    sents = [s for s in SENTENCE.split(content) if s.strip()] or [content]
+    sents = text.sentences(content) or [content]
     rng = random.Random(f"{ext}~{r}")
     return " ".join(rng.choice(sents) for _ in sents)
 

@@ -3,10 +3,14 @@
 -- relevant and unlike the ones already picked. Relevance is the caller's (fused)
 -- score, min-max normalised; similarity is the cosine similarity of the chunks'
 -- stored embeddings, read through row-level security.
+-- Reworked (issue 16): mmr_lambda's default is the preset default (scirag.preset_schema(),
+-- the one place of VulcanLab's defaults) and its bounds are those of retrieve's
+-- mmr_lambda option (scirag.retrieve_option_schema(), the one place of option bounds).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.mmr_select(chunk_ids bigint[], relevance double precision[], k int,
-                                             mmr_lambda double precision DEFAULT 0.7)
+                                             mmr_lambda double precision
+                                               DEFAULT (scirag.preset_defaults() #>> '{retrieval,mmr_lambda}')::float8)
 RETURNS TABLE (chunk_id bigint, rank int)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -17,6 +21,7 @@ DECLARE
   rel double precision[];
   sim double precision[];
   n int;
+  bounds jsonb := scirag.retrieve_option_schema()->'mmr_lambda';
   lo double precision;
   hi double precision;
   picked boolean[];
@@ -32,8 +37,9 @@ BEGIN
     RAISE EXCEPTION 'scirag.mmr_select: chunk_ids and relevance must have the same length (% and %)',
       cardinality(coalesce(chunk_ids, '{}')), cardinality(coalesce(relevance, '{}')) USING ERRCODE = '22023';
   END IF;
-  IF mmr_lambda IS NULL OR mmr_lambda < 0 OR mmr_lambda > 1 OR mmr_lambda = 'NaN' THEN
-    RAISE EXCEPTION 'scirag.mmr_select: mmr_lambda must be between 0 and 1 (got %)', mmr_lambda
+  IF mmr_lambda IS NULL OR mmr_lambda = 'NaN'
+     OR mmr_lambda < (bounds->>'min')::float8 OR mmr_lambda > (bounds->>'max')::float8 THEN
+    RAISE EXCEPTION 'scirag.mmr_select: mmr_lambda must be between % and % (got %)', bounds->>'min', bounds->>'max', mmr_lambda
       USING ERRCODE = '22023';
   END IF;
   IF k IS NULL OR k < 1 OR cardinality(coalesce(chunk_ids, '{}')) = 0 THEN
@@ -91,9 +97,11 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision) IS
-  'Maximal marginal relevance (VulcanLab step 5): picks k of the readable chunks greedily by mmr_lambda * relevance - (1 - mmr_lambda) * max cosine similarity to the chunks already picked. relevance (e.g. the fused score) is min-max normalised; similarity comes from the stored embeddings. mmr_lambda 1 = relevance order, 0 = diversity only. Ties keep input order.';
+  'Maximal marginal relevance (VulcanLab step 5): picks k of the readable chunks greedily by mmr_lambda * relevance - (1 - mmr_lambda) * max cosine similarity to the chunks already picked. relevance (e.g. the fused score) is min-max normalised; similarity comes from the stored embeddings. mmr_lambda 1 = relevance order, 0 = diversity only; its default is the preset default (scirag.preset_defaults(), 0.7), its bounds those of retrieve''s mmr_lambda option (scirag.retrieve_option_schema()). Ties keep input order.';
 
 REVOKE ALL ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision)
   TO scirag_reader, scirag_loader;
+-- CREATE OR REPLACE resets the wall's settings of API functions (functions/reader_wall_apply)
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

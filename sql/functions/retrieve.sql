@@ -12,6 +12,9 @@
 -- result: nothing in PL/pgSQL can stop a running statement short of cancelling it).
 -- A failing stage leaves its SQLSTATE and message in the trace; a cancel or statement
 -- timeout (57014) is never swallowed. The question-length bound is scirag.check_question.
+-- Reworked again (issue 16): retrieve_config turns a preset's retrieval keys into options
+-- by the option each names in scirag.preset_schema(), so the mapping (and, through
+-- retrieve_option_schema(), the bounds) is written once.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.breadcrumb(title text, section_path text)
@@ -229,6 +232,7 @@ DECLARE
   opts jsonb := coalesce(options, '{}');
   cfg jsonb;
   pre jsonb;
+  tr jsonb;
   kv record;
   name text;
 BEGIN
@@ -268,26 +272,29 @@ BEGIN
                                    'budgets_ms', coalesce(cfg->'budgets_ms', '{}') || coalesce(opts->'budgets_ms', '{}'),
                                    'k', k, 'profile', profile);
   -- A preset (VulcanLab-style, scirag.presets) sets the candidate depths, RRF k, the
-  -- pool the later stages choose from, the number of results and those stages. Its
-  -- reranker_model_path is not used: the model folder is an admin setting.
+  -- pool the later stages choose from, the number of results and those stages: each
+  -- retrieval key that names a retrieve option in scirag.preset_schema() (the one place
+  -- of that mapping, and of its bounds: retrieve_option_schema()) sets that option;
+  -- "depths.vector" sets one key of the depths map. Its reranker_model_path is not used:
+  -- the model folder is an admin setting.
   IF opts ? 'preset' THEN
     pre := scirag.preset_get(opts->>'preset')->'retrieval';
-    cfg := cfg || jsonb_strip_nulls(jsonb_build_object(
-      'preset', opts->>'preset',
-      'depths', jsonb_build_object('vector', pre->'dense_limit', 'keyword', pre->'lexical_limit'),
-      'rrf_k', pre->'rrf_k', 'pool', pre->'top_k_rrf',
-      'mmr', coalesce(pre->'mmr_enabled', 'false'), 'mmr_lambda', pre->'mmr_lambda',
-      'k', pre->'top_n_final'));
-    IF pre->>'reranker' <> 'none' OR coalesce((pre->>'intent_bias_enabled')::boolean, false)
-       OR coalesce((pre->>'entity_boost')::float8, 0) > 0 THEN
-      cfg := cfg || jsonb_build_object('rerank', jsonb_strip_nulls(jsonb_build_object(
-        'reranker', pre->'reranker',
-        'entity_boost', pre->'entity_boost', 'intent_bias', pre->'intent_bias_enabled',
-        'intent_weight', pre->'intent_weight', 'batch_size', pre->'reranker_batch_size',
-        'max_length', pre->'reranker_max_length')));
+    tr := jsonb_build_object('preset', opts->>'preset');
+    FOR kv IN SELECT k.key, string_to_array(k.value->>'option', '.') AS path
+              FROM jsonb_each(scirag.preset_schema()->'retrieval') AS k WHERE k.value ? 'option' LOOP
+      CONTINUE WHEN coalesce(pre->kv.key, 'null') = 'null';
+      IF cardinality(kv.path) = 2 AND NOT tr ? kv.path[1] THEN
+        tr := tr || jsonb_build_object(kv.path[1], '{}'::jsonb);
+      END IF;
+      tr := jsonb_set(tr, kv.path, pre->kv.key);
+    END LOOP;
+    -- the rerank stage runs only when the preset turns one of its parts on
+    IF NOT (tr #>> '{rerank,reranker}' <> 'none' OR coalesce((tr #>> '{rerank,intent_bias}')::boolean, false)
+            OR coalesce((tr #>> '{rerank,entity_boost}')::float8, 0) > 0) THEN
+      tr := tr - 'rerank';
     END IF;
     -- explicit options still win (the maps were merged key by key above)
-    cfg := cfg || (opts - 'preset' - 'weights' - 'budgets_ms');
+    cfg := cfg || tr || (opts - 'preset' - 'weights' - 'budgets_ms');
   END IF;
   IF cfg->'k' = 'null' OR NOT cfg ? 'k' THEN
     RAISE EXCEPTION 'scirag.retrieve: k must not be null' USING ERRCODE = '22023';
@@ -295,7 +302,7 @@ BEGIN
   RETURN scirag.retrieve_config_check(cfg);
 END $$;
 COMMENT ON FUNCTION scirag.retrieve_config(text, int, jsonb) IS
-  'The one place where a retrieval profile, a preset (options.preset) and per-call options become one configuration: profile, then preset, then explicit options; weights and budgets_ms merge key by key; k is the result count (a preset''s top_n_final replaces it); "profile" names the row. Checked by scirag.retrieve_config_check (every option within the bounds of retrieve_option_schema(), every required key there, SQLSTATE 22023). A caller''s rerank.model_path is refused (the model folder is an admin setting).';
+  'The one place where a retrieval profile, a preset (options.preset) and per-call options become one configuration: profile, then preset (each retrieval key sets the option it names in scirag.preset_schema()), then explicit options; weights and budgets_ms merge key by key; k is the result count (a preset''s top_n_final replaces it); "profile" names the row. Checked by scirag.retrieve_config_check (every option within the bounds of retrieve_option_schema(), every required key there, SQLSTATE 22023). A caller''s rerank.model_path is refused (the model folder is an admin setting).';
 
 CREATE OR REPLACE FUNCTION scirag.trace_error(stage text, sqlstate text, message text, query text, ms double precision)
 RETURNS jsonb
@@ -680,4 +687,6 @@ GRANT EXECUTE ON FUNCTION scirag.retrieve_option_schema(), scirag.retrieve_confi
   scirag.retrieve_rows(scirag.ranked_hit[], int) TO scirag_reader, scirag_loader;
 GRANT EXECUTE ON FUNCTION scirag.breadcrumb(text, text), scirag.citation(scirag.documents, scirag.chunks), scirag.last_trace(),
   scirag.retrieve(text, int, text, jsonb, public.vector) TO scirag_reader, scirag_loader;
+-- CREATE OR REPLACE resets the wall's settings of API functions (functions/reader_wall_apply)
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

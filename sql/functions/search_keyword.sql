@@ -1,67 +1,57 @@
 -- Deploy scirag:functions/search_keyword
 BEGIN;
-CREATE OR REPLACE FUNCTION scirag.search_keyword(query text, n int DEFAULT 100, proximity double precision DEFAULT NULL)
-RETURNS TABLE (chunk_id bigint, rank int, score double precision)
-LANGUAGE plpgsql STABLE
+CREATE OR REPLACE FUNCTION scirag.kw_top(lexemes text[], idf double precision[], k1 double precision,
+                                         b double precision, avgdl double precision, n int,
+                                         phrase_q tsquery, neg_q tsquery, refs boolean)
+RETURNS TABLE (chunk_id bigint, score double precision)
+LANGUAGE plpython3u STABLE
 SET search_path = pg_catalog, pg_temp
--- Every statement here is an index probe or a small array job: JIT compilation
--- (tens of ms) never pays off, and a stock server's jit = on must not add it.
 SET jit = off
 AS $$
--- BM25 over English lexemes (stemmed, stop words dropped). Query terms are OR-ed,
--- so a natural-language question is never ANDed into zero hits; "quoted phrases"
--- must occur as phrases and a -word must not occur. Question terms that stand next to
--- each other ("Table 5", "gating mechanism") earn a proximity bonus where the chunk has
--- them as a phrase too (setting bm25_proximity). N, the average length and the
--- document frequencies are sums over the (license, source) classes that row-level
--- security shows the caller: they describe the caller's scope and reveal nothing
--- about text it cannot see.
---
--- Exact top n with dynamic pruning (MaxScore with block-max bounds), so the work
--- follows the result rather than the corpus. Postings come in units: a compacted
--- block of kw_blocks (bound: the term score of its largest tf at its shortest
--- length) or a fresh kw_postings row (bound: its own score). A unit's potential is
--- its bound plus the other terms' largest bounds: no chunk in it can score more.
+# STABLE matters: every statement inside sees the calling query's snapshot, so the
+# blocks bm25.top_n lists and then reads by ctid are the same rows.
+plpy.execute('SELECT scirag.plpy_bootstrap()')
+from scirag_helpers.bm25 import top_n
+if not lexemes or not n or n <= 0:
+    return []
+top = top_n(plpy, GD, lexemes, idf, k1, b, avgdl, n, phrase_q, neg_q, bool(refs))
+if top is None:
+    # chunk ids spread too wide for the dense accumulators: the same ranking in PL/pgSQL
+    plan = GD.get('scirag_kw_top_sql') or GD.setdefault('scirag_kw_top_sql', plpy.prepare(
+        'SELECT chunk_id, score FROM scirag.kw_top_sql($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        ['text[]', 'float8[]', 'float8', 'float8', 'float8', 'int', 'tsquery', 'tsquery', 'boolean']))
+    return [(r['chunk_id'], r['score']) for r in plan.execute([lexemes, idf, k1, b, avgdl, n, phrase_q, neg_q, refs])]
+return top
+$$;
+COMMENT ON FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) IS
+  'Exact BM25 top n of search_keyword (scirag_helpers/bm25.py): block-max pruning over kw_blocks.packed and fresh kw_postings, candidates checked and scored against scirag.chunks as the caller sees them. Internal: runs inside search_keyword (as scirag_api); readers may not call it.';
+-- Only the API runs it: it takes its statistics on trust, and as a reader it could not
+-- read kw_blocks anyway.
+REVOKE ALL ON FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) TO scirag_api, scirag_loader;
+
+CREATE OR REPLACE FUNCTION scirag.kw_top_sql(t_lex text[], t_idf double precision[], k1 double precision,
+                                             b double precision, avgdl double precision, n int,
+                                             phrase_q tsquery, neg_q tsquery, refs boolean)
+RETURNS TABLE (chunk_id bigint, score double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+-- The same exact top n as scirag.kw_top, in PL/pgSQL, for a server where PL/Python is
+-- out of reach (DESIGN.md section 2: every layer that needs no model retrieves
+-- without it). MaxScore with block-max bounds over kw_blocks' arrays, as released in
+-- @v1.2: about 1 us a posting, so 1.5-2x slower than kw_top at 100k chunks.
 -- Phase 1 seeds theta, the n-th best score: it reads the units of the rarest terms
--- first (highest IDF; 16n postings), sums each chunk's scores over what it read and
--- scores the 2n best sums exactly. The chunks that hold a claim's rare words are
--- the likely top, so theta starts near its final value (75-99% of it on SciFact
--- claims at 100k chunks, against 40-75% when the seed read the units of highest
--- potential).
--- Phase 2 reads the essential terms: those the other terms' bounds cannot replace,
--- counted here against 0.6 theta rather than theta (MaxScore's minimal set leaves
--- the bounds so loose that thousands of chunks pass them; reading the next-rarest
--- terms too was cheaper, measured at 100k chunks). From their units whose
--- potential reaches theta (arrays, no chunk fetched) each chunk gets a bound: its
--- exact score over those terms plus the other terms' largest bounds. Chunks are
--- then scored exactly in order of bound, theta rising, until the next bound is
--- below theta. Exact scoring reads the chunk as the caller sees it in
--- scirag.chunks (row-level security, phrases, negation) with the same formula and
--- statistics as a full scan, so every chunk scoring at least theta is scored and
--- the top n is exact, ties included. Chunks of a reference list (chunks.is_reference)
--- count in the statistics but are not returned unless scirag.include_references is on.
--- A query over 4,000 characters and n over 1,000 are refused (SQLSTATE 22023), as
--- for every entry point (scirag.check_question, scirag.check_limit).
+-- first (16n postings), sums each chunk's scores over what it read and scores the 2n
+-- best sums exactly. Phase 2 reads the essential terms (those the other terms' bounds
+-- cannot replace, counted against 0.6 theta) from their units whose potential reaches
+-- theta; each chunk gets a bound (its exact score over those terms plus the other
+-- terms' largest bounds) and chunks are scored exactly in order of bound, theta
+-- rising, until the next bound is below theta. Exact scoring reads the chunk as the
+-- caller sees it in scirag.chunks (row-level security, phrases, negation, reference
+-- lists).
 DECLARE
-  k1 double precision;
-  b double precision;
-  q text := left(coalesce(query, ''), 20000);
-  positive text;
-  phrase text;
-  neg text;
-  phrase_q tsquery;
-  neg_q tsquery;
-  qv tsvector;
-  lexemes text[];
-  qtfs int[];
-  prox double precision;
-  pair_a text[];
-  pair_b text[];
-  pair_q tsquery[];
-  big_n double precision;
-  avgdl double precision;
-  t_lex text[];                 -- query terms the caller's statistics know, and per term:
-  t_idf double precision[];     --   query tf x IDF
   t_max double precision[];     --   the largest bound of its units
   t_ess boolean[];              --   whether it can still contribute to a top-n chunk
   u_ti int[];                   -- units in order of potential: term index,
@@ -90,85 +80,7 @@ DECLARE
   rd int[] := '{}';             -- units phase 1 has read
   rest_ne double precision;     -- the bounds of the terms phase 2 does not read, summed
   -- chunks of a paper's reference list stay out unless the session asks for them
-  refs boolean := coalesce(lower(btrim(current_setting('scirag.include_references', true))) IN ('on', 'true', '1', 'yes'), false);
 BEGIN
-  PERFORM scirag.check_question(query, 'scirag.search_keyword');
-  PERFORM scirag.check_limit(n, 'n', 'scirag.search_keyword');
-  IF coalesce(n, 0) <= 0 THEN
-    RETURN;
-  END IF;
-  SELECT max(value) FILTER (WHERE key = 'bm25_k1')::float8, max(value) FILTER (WHERE key = 'bm25_b')::float8,
-         coalesce(max(value) FILTER (WHERE key = 'bm25_proximity')::float8, 0)
-    INTO k1, b, prox FROM scirag.settings WHERE key IN ('bm25_k1', 'bm25_b', 'bm25_proximity');
-  prox := greatest(coalesce(proximity, prox), 0);  -- a call may override the setting (ablations)
-  BEGIN
-    -- a negated phrase, -"...", must not occur; take it out before the phrases proper
-    FOR phrase IN SELECT m[2] FROM regexp_matches(q, '(^|\s)-"([^"]*)"', 'g') AS m LOOP
-      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
-        neg_q := CASE WHEN neg_q IS NULL THEN phraseto_tsquery('english', phrase)
-                      ELSE neg_q || phraseto_tsquery('english', phrase) END;
-      END IF;
-    END LOOP;
-    q := regexp_replace(q, '(^|\s)-"[^"]*"', ' ', 'g');
-    FOR phrase IN SELECT m[1] FROM regexp_matches(q, '"([^"]*)"', 'g') AS m LOOP
-      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
-        phrase_q := CASE WHEN phrase_q IS NULL THEN phraseto_tsquery('english', phrase)
-                         ELSE phrase_q && phraseto_tsquery('english', phrase) END;
-      END IF;
-    END LOOP;
-    -- phrase words still score; the quote characters themselves (balanced or not) go
-    positive := replace(q, '"', ' ');
-    -- a -word starts with a letter: "-0.01" in a claim is a negative number, not a negation
-    FOR neg IN SELECT m[2] FROM regexp_matches(positive, '(^|\s)-([[:alpha:]][^\s]*)', 'g') AS m LOOP
-      IF numnode(plainto_tsquery('english', neg)) > 0 THEN
-        neg_q := CASE WHEN neg_q IS NULL THEN plainto_tsquery('english', neg)
-                      ELSE neg_q || plainto_tsquery('english', neg) END;
-      END IF;
-    END LOOP;
-    positive := regexp_replace(positive, '(^|\s)-[[:alpha:]][^\s]*', ' ', 'g');
-    qv := to_tsvector('english', positive);
-    SELECT array_agg(u.lexeme), array_agg(coalesce(cardinality(u.positions), 1))
-      INTO lexemes, qtfs FROM unnest(qv) AS u;
-  EXCEPTION WHEN OTHERS THEN
-    RETURN;  -- input the text-search parser cannot read matches nothing; it never raises
-  END;
-  IF lexemes IS NULL THEN
-    RETURN;  -- only stop words, punctuation or negations
-  END IF;
-  IF prox > 0 THEN
-    BEGIN
-      -- each pair of neighbouring question terms becomes a phrase query with the gap the
-      -- question has between them (a dropped stop word counts, as in phraseto_tsquery)
-      WITH p AS (SELECT t.lexeme, u.pos
-                 FROM unnest(qv) AS t, unnest(t.positions) AS u(pos)),
-           s AS (SELECT p.lexeme, lead(p.lexeme) OVER (ORDER BY p.pos) AS nxt,
-                        lead(p.pos) OVER (ORDER BY p.pos) - p.pos AS gap FROM p),
-           -- a lexeme as a tsquery without re-parsing it: quoted, with \ and ' escaped
-           l AS (SELECT DISTINCT s.lexeme, s.nxt, s.gap,
-                        ('''' || replace(replace(s.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery AS qa,
-                        ('''' || replace(replace(s.nxt, '\', '\\'), '''', '''''') || '''')::tsquery AS qb
-                 FROM s WHERE s.nxt IS NOT NULL AND s.nxt <> s.lexeme AND s.gap <= 3)
-      SELECT array_agg(l.lexeme), array_agg(l.nxt), array_agg(tsquery_phrase(l.qa, l.qb, l.gap))
-        INTO pair_a, pair_b, pair_q
-      FROM l;
-    EXCEPTION WHEN OTHERS THEN
-      pair_q := NULL;  -- no pairs: plain BM25
-    END;
-  END IF;
-  SELECT sum(s.n_chunks)::float8, sum(s.sum_dl)::float8 / nullif(sum(s.n_chunks), 0)
-    INTO big_n, avgdl FROM scirag.kw_class_stats s;
-  IF avgdl IS NULL THEN
-    RETURN;  -- nothing indexed in scope
-  END IF;
-  SELECT array_agg(qt.lexeme ORDER BY qt.lexeme),
-         array_agg(qt.qtf * ln(1 + (big_n - df.df + 0.5) / (df.df + 0.5)) ORDER BY qt.lexeme)
-    INTO t_lex, t_idf
-  FROM unnest(lexemes, qtfs) AS qt(lexeme, qtf)
-  JOIN (SELECT s.lexeme, sum(s.df)::float8 AS df FROM scirag.kw_term_stats s
-        WHERE s.lexeme = ANY (lexemes) GROUP BY s.lexeme) df ON df.lexeme = qt.lexeme;
-  IF t_lex IS NULL THEN
-    RETURN;
-  END IF;
   -- every unit of every query term, with its bound; then bounds per term and potentials
   WITH u AS (
     SELECT t.i::int AS ti, k.license AS lic, k.source AS src, k.block AS blk, NULL::bigint AS cid,
@@ -288,6 +200,149 @@ BEGIN
       END IF;
     END IF;
   END LOOP;
+  RETURN QUERY SELECT v.id, v.s FROM unnest(v_ids, v_sc) AS v(id, s) ORDER BY v.s DESC, v.id LIMIT n;
+END $$;
+COMMENT ON FUNCTION scirag.kw_top_sql(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) IS
+  'The exact BM25 top n of search_keyword in PL/pgSQL (MaxScore with block-max bounds over kw_blocks arrays): used where PL/Python is out of reach; returns what scirag.kw_top returns. Internal: runs inside search_keyword (as scirag_api).';
+REVOKE ALL ON FUNCTION scirag.kw_top_sql(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.kw_top_sql(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) TO scirag_api, scirag_loader;
+
+CREATE OR REPLACE FUNCTION scirag.search_keyword(query text, n int DEFAULT 100, proximity double precision DEFAULT NULL)
+RETURNS TABLE (chunk_id bigint, rank int, score double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+-- Every statement here is an index probe or a small array job: JIT compilation
+-- (tens of ms) never pays off, and a stock server's jit = on must not add it.
+SET jit = off
+AS $$
+-- BM25 over English lexemes (stemmed, stop words dropped). Query terms are OR-ed,
+-- so a natural-language question is never ANDed into zero hits; "quoted phrases"
+-- must occur as phrases and a -word must not occur. Question terms that stand next to
+-- each other ("Table 5", "gating mechanism") earn a proximity bonus where the chunk has
+-- them as a phrase too (setting bm25_proximity). N, the average length and the
+-- document frequencies are sums over the (license, source) classes that row-level
+-- security shows the caller: they describe the caller's scope and reveal nothing
+-- about text it cannot see.
+--
+-- Exact top n with block-max pruning: scirag.kw_top (PL/Python, scirag_helpers/bm25.py)
+-- reads the query terms' compacted blocks in descending score bound as binary strings
+-- (kw_blocks.packed) and scores them in numpy, checks the candidates against
+-- scirag.chunks as the caller sees it (row-level security, phrases, negation,
+-- reference lists) with the exact score from the chunk's tsvector, and stops reading
+-- once no unread posting can lift a chunk into the top n. Summing postings in SQL
+-- cost about 1 us each; a million chunks put hundreds of thousands behind a claim.
+-- A query over 4,000 characters and n over 1,000 are refused (SQLSTATE 22023), as
+-- for every entry point (scirag.check_question, scirag.check_limit).
+DECLARE
+  k1 double precision;
+  b double precision;
+  q text := left(coalesce(query, ''), 20000);
+  positive text;
+  phrase text;
+  neg text;
+  phrase_q tsquery;
+  neg_q tsquery;
+  qv tsvector;
+  lexemes text[];
+  qtfs int[];
+  prox double precision;
+  pair_a text[];
+  pair_b text[];
+  pair_q tsquery[];
+  big_n double precision;
+  avgdl double precision;
+  t_lex text[];                 -- query terms the caller's statistics know, and per term
+  t_idf double precision[];     --   query tf x IDF
+  v_ids bigint[];               -- the BM25 top n and their scores
+  v_sc double precision[];
+  -- chunks of a paper's reference list stay out unless the session asks for them
+  refs boolean := coalesce(lower(btrim(current_setting('scirag.include_references', true))) IN ('on', 'true', '1', 'yes'), false);
+BEGIN
+  PERFORM scirag.check_question(query, 'scirag.search_keyword');
+  PERFORM scirag.check_limit(n, 'n', 'scirag.search_keyword');
+  IF coalesce(n, 0) <= 0 THEN
+    RETURN;
+  END IF;
+  SELECT max(value) FILTER (WHERE key = 'bm25_k1')::float8, max(value) FILTER (WHERE key = 'bm25_b')::float8,
+         coalesce(max(value) FILTER (WHERE key = 'bm25_proximity')::float8, 0)
+    INTO k1, b, prox FROM scirag.settings WHERE key IN ('bm25_k1', 'bm25_b', 'bm25_proximity');
+  prox := greatest(coalesce(proximity, prox), 0);  -- a call may override the setting (ablations)
+  BEGIN
+    -- a negated phrase, -"...", must not occur; take it out before the phrases proper
+    FOR phrase IN SELECT m[2] FROM regexp_matches(q, '(^|\s)-"([^"]*)"', 'g') AS m LOOP
+      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
+        neg_q := CASE WHEN neg_q IS NULL THEN phraseto_tsquery('english', phrase)
+                      ELSE neg_q || phraseto_tsquery('english', phrase) END;
+      END IF;
+    END LOOP;
+    q := regexp_replace(q, '(^|\s)-"[^"]*"', ' ', 'g');
+    FOR phrase IN SELECT m[1] FROM regexp_matches(q, '"([^"]*)"', 'g') AS m LOOP
+      IF numnode(phraseto_tsquery('english', phrase)) > 0 THEN
+        phrase_q := CASE WHEN phrase_q IS NULL THEN phraseto_tsquery('english', phrase)
+                         ELSE phrase_q && phraseto_tsquery('english', phrase) END;
+      END IF;
+    END LOOP;
+    -- phrase words still score; the quote characters themselves (balanced or not) go
+    positive := replace(q, '"', ' ');
+    -- a -word starts with a letter: "-0.01" in a claim is a negative number, not a negation
+    FOR neg IN SELECT m[2] FROM regexp_matches(positive, '(^|\s)-([[:alpha:]][^\s]*)', 'g') AS m LOOP
+      IF numnode(plainto_tsquery('english', neg)) > 0 THEN
+        neg_q := CASE WHEN neg_q IS NULL THEN plainto_tsquery('english', neg)
+                      ELSE neg_q || plainto_tsquery('english', neg) END;
+      END IF;
+    END LOOP;
+    positive := regexp_replace(positive, '(^|\s)-[[:alpha:]][^\s]*', ' ', 'g');
+    qv := to_tsvector('english', positive);
+    SELECT array_agg(u.lexeme), array_agg(coalesce(cardinality(u.positions), 1))
+      INTO lexemes, qtfs FROM unnest(qv) AS u;
+  EXCEPTION WHEN OTHERS THEN
+    RETURN;  -- input the text-search parser cannot read matches nothing; it never raises
+  END;
+  IF lexemes IS NULL THEN
+    RETURN;  -- only stop words, punctuation or negations
+  END IF;
+  IF prox > 0 THEN
+    BEGIN
+      -- each pair of neighbouring question terms becomes a phrase query with the gap the
+      -- question has between them (a dropped stop word counts, as in phraseto_tsquery)
+      WITH p AS (SELECT t.lexeme, u.pos
+                 FROM unnest(qv) AS t, unnest(t.positions) AS u(pos)),
+           s AS (SELECT p.lexeme, lead(p.lexeme) OVER (ORDER BY p.pos) AS nxt,
+                        lead(p.pos) OVER (ORDER BY p.pos) - p.pos AS gap FROM p),
+           -- a lexeme as a tsquery without re-parsing it: quoted, with \ and ' escaped
+           l AS (SELECT DISTINCT s.lexeme, s.nxt, s.gap,
+                        ('''' || replace(replace(s.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery AS qa,
+                        ('''' || replace(replace(s.nxt, '\', '\\'), '''', '''''') || '''')::tsquery AS qb
+                 FROM s WHERE s.nxt IS NOT NULL AND s.nxt <> s.lexeme AND s.gap <= 3)
+      SELECT array_agg(l.lexeme), array_agg(l.nxt), array_agg(tsquery_phrase(l.qa, l.qb, l.gap))
+        INTO pair_a, pair_b, pair_q
+      FROM l;
+    EXCEPTION WHEN OTHERS THEN
+      pair_q := NULL;  -- no pairs: plain BM25
+    END;
+  END IF;
+  SELECT sum(s.n_chunks)::float8, sum(s.sum_dl)::float8 / nullif(sum(s.n_chunks), 0)
+    INTO big_n, avgdl FROM scirag.kw_class_stats s;
+  IF avgdl IS NULL THEN
+    RETURN;  -- nothing indexed in scope
+  END IF;
+  SELECT array_agg(qt.lexeme ORDER BY qt.lexeme),
+         array_agg(qt.qtf * ln(1 + (big_n - df.df + 0.5) / (df.df + 0.5)) ORDER BY qt.lexeme)
+    INTO t_lex, t_idf
+  FROM unnest(lexemes, qtfs) AS qt(lexeme, qtf)
+  JOIN (SELECT s.lexeme, sum(s.df)::float8 AS df FROM scirag.kw_term_stats s
+        WHERE s.lexeme = ANY (lexemes) GROUP BY s.lexeme) df ON df.lexeme = qt.lexeme;
+  IF t_lex IS NULL THEN
+    RETURN;
+  END IF;
+  -- numpy where PL/Python is in reach (this runs as scirag_api), else the same in PL/pgSQL
+  IF has_function_privilege('scirag.plpy_bootstrap()', 'EXECUTE') THEN
+    SELECT coalesce(array_agg(t.chunk_id), '{}'), coalesce(array_agg(t.score), '{}') INTO v_ids, v_sc
+    FROM scirag.kw_top(t_lex, t_idf, k1, b, avgdl, n, phrase_q, neg_q, refs) AS t;
+  ELSE
+    SELECT coalesce(array_agg(t.chunk_id), '{}'), coalesce(array_agg(t.score), '{}') INTO v_ids, v_sc
+    FROM scirag.kw_top_sql(t_lex, t_idf, k1, b, avgdl, n, phrase_q, neg_q, refs) AS t;
+  END IF;
   RETURN QUERY
   WITH w AS (SELECT * FROM unnest(t_lex, t_idf) AS w(lexeme, idf)),
   kept AS MATERIALIZED (
@@ -313,6 +368,8 @@ BEGIN
   ORDER BY 3 DESC, 1;
 END $$;
 COMMENT ON FUNCTION scirag.search_keyword(text, int, double precision) IS
-  'Keyword layer: BM25 (settings bm25_k1, bm25_b) over English lexemes, OR of the question''s terms, with "phrases" and -negation, plus a proximity bonus for neighbouring question terms found as a phrase (setting bm25_proximity, or the proximity argument; 0 = plain BM25); exact top n by MaxScore/block-max pruning over kw_blocks and fresh kw_postings; reference-list chunks only with scirag.include_references on; refuses (22023) a query over 4,000 characters and n over 1,000; otherwise never raises.';
+  'Keyword layer: BM25 (settings bm25_k1, bm25_b) over English lexemes, OR of the question''s terms, with "phrases" and -negation, plus a proximity bonus for neighbouring question terms found as a phrase (setting bm25_proximity, or the proximity argument; 0 = plain BM25); exact top n by block-max pruning over kw_blocks.packed and fresh kw_postings (scirag.kw_top); reference-list chunks only with scirag.include_references on; refuses (22023) a query over 4,000 characters and n over 1,000; otherwise never raises.';
 GRANT EXECUTE ON FUNCTION scirag.search_keyword(text, int, double precision) TO scirag_reader, scirag_loader;
+-- CREATE OR REPLACE made search_keyword SECURITY INVOKER again: back behind the wall
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

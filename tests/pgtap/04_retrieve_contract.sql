@@ -7,26 +7,9 @@ SELECT plan(43);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
--- Query "ptarmigan plumage" with embedding tests.frame_vec(0). Expected layer ranks:
---   vector  (angle):  c4 5deg, c1 10deg, c2 20deg, c3 30deg, c5 80deg
---   keyword (BM25):   c1 (both words), c2 and c3 (one word each, equal scores: id order)
--- fused, weights vector 1.5 / keyword 1.0, k = 60: c1, c2, c3, c4, c5.
-SELECT tests.as_role('scirag_loader');
-SELECT tests.add_doc('rc-a', 'public', 'src_rc',
-  ARRAY['ptarmigan plumage turns white in winter marmalade',
-        'ptarmigan habitat is alpine tundra',
-        'plumage colour varies by season',
-        '| rock | slope | granite | 30 |',
-        'unrelated sentence about river sediment'],
-  ARRAY[tests.fvec(10, 0), tests.fvec(20, 90), tests.fvec(30, 180), tests.fvec(5, 270), tests.fvec(80, 45)],
-  kinds => ARRAY['prose', 'prose', 'prose', 'table', 'prose'],
-  tag => 'rc') AS doc \gset
-SELECT tests.as_role(NULL);
-SELECT chunk_id AS c1 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 1 \gset
-SELECT chunk_id AS c2 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 2 \gset
-SELECT chunk_id AS c3 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 3 \gset
-SELECT chunk_id AS c4 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 4 \gset
-SELECT chunk_id AS c5 FROM tests.fx WHERE external_id = 'rc-a' AND ordinal = 5 \gset
+-- "Fixture rt-a": :doc and its chunks :c1 .. :c5, their layer ranks and fused order
+-- (c1, c2, c3, c4, c5) are described in retrieve_fixtures.psql.
+\ir retrieve_fixtures.psql
 
 -- Words of the query or of any chunk that appear in the last trace.
 CREATE FUNCTION tests.trace_mentions(words text[]) RETURNS text[]
@@ -76,7 +59,7 @@ CREATE TEMP TABLE r AS
                                 query_embedding => tests.frame_vec(0));
 
 SELECT is(ARRAY(SELECT rank FROM r ORDER BY rank), ARRAY[1, 2, 3, 4, 5], 'rank is 1..n');
-SELECT ok(bool_and(document_id = :doc AND external_id = 'rc-a' AND title = 'Fixture rc-a'
+SELECT ok(bool_and(document_id = :doc AND external_id = 'rt-a' AND title = 'Fixture rt-a'
                    AND section_path = '1 Fixture' AND content IS NOT NULL), 'document columns are filled')
 FROM r;
 SELECT ok(count(*) = 5 AND bool_and(citation ?& ARRAY['external_id', 'title', 'cite']
@@ -85,7 +68,7 @@ SELECT ok(count(*) = 5 AND bool_and(citation ?& ARRAY['external_id', 'title', 'c
   'every citation has external_id, title and cite, matching the row')
 FROM r;
 SELECT is((SELECT citation->>'cite' FROM r WHERE chunk_id = :c1),
-  'Ada Tester & Bo Fixture (2024), Fixture rc-a, 1 Fixture, doi:10.0000/rc-a',
+  'Ada Tester & Bo Fixture (2024), Fixture rt-a, 1 Fixture, doi:10.0000/rt-a',
   'the cite string: authors (year), title, section, doi');
 SELECT is(ARRAY(SELECT chunk_id FROM r WHERE is_table), ARRAY[:c4]::bigint[], 'is_table marks the table chunk only');
 SELECT is((SELECT layers FROM r WHERE chunk_id = :c1), '{"vector": 2, "keyword": 1}'::jsonb,
@@ -144,11 +127,11 @@ SELECT throws_like(
 
 -- ---------------------------------------------------------------- traces are content-free
 SELECT count(*) AS _ FROM scirag.retrieve('ptarmigan plumage marmalade', k => 5, query_embedding => tests.frame_vec(0)) \gset
-SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rc-a']),
+SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rt-a']),
   '{}'::text[], 'the trace of a normal call contains no query, chunk or document text');
 SELECT count(*) AS _ FROM scirag.retrieve('ptarmigan plumage marmalade', k => 5, query_embedding => tests.frame_vec(0),
                                           options => '{"_fail_layers": ["keyword", "vector"]}') \gset
-SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rc-a']),
+SELECT is(tests.trace_mentions(ARRAY['ptarmigan', 'plumage', 'marmalade', 'tundra', 'granite', 'sediment', 'Fixture', 'rt-a']),
   '{}'::text[], 'the trace of a call with failing layers contains no query or chunk text');
 
 -- ---------------------------------------------------------------- weighted RRF

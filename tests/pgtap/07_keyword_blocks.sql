@@ -5,7 +5,7 @@
 -- scope narrowing; blocks follow deletes and re-licensing; restricted text still
 -- does not move a reader's scores.
 BEGIN;
-SELECT plan(40);
+SELECT plan(43);
 \ir helpers/fixtures.psql
 
 -- A corpus with skewed word frequencies (a few words in most chunks, most words in
@@ -257,6 +257,26 @@ SELECT tests.as_role('scirag_loader');
 SELECT tests.all_classes();
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, '... and the loader''s');
 RESET scirag.licenses;
+
+-- ---------------------------------------------------------------- numpy scorer, and the same without PL/Python
+-- search_keyword ranks with scirag.kw_top (numpy, scirag_helpers/bm25.py) where
+-- PL/Python is in reach, else with scirag.kw_top_sql (PL/pgSQL): both exact.
+SELECT tests.as_role(NULL);
+SET LOCAL track_functions = 'pl';
+SELECT tests.as_role('scirag_reader');
+SELECT count(*) AS ignored FROM scirag.search_keyword('alpha bravo charlie', 10) \gset
+SELECT tests.as_role(NULL);
+SELECT ok((SELECT sum(calls) FROM pg_stat_xact_user_functions WHERE schemaname = 'scirag' AND funcname = 'kw_top') > 0
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_xact_user_functions WHERE schemaname = 'scirag' AND funcname = 'kw_top_sql'),
+  'with PL/Python in reach the numpy scorer (kw_top) ranks, not the PL/pgSQL one');
+REVOKE EXECUTE ON FUNCTION scirag.plpy_bootstrap() FROM PUBLIC, scirag_reader, scirag_loader, scirag_api;
+SELECT tests.as_role('scirag_reader');
+SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'without PL/Python: the reader''s top n is still exact');
+SELECT tests.as_role(NULL);
+SELECT ok((SELECT sum(calls) FROM pg_stat_xact_user_functions WHERE schemaname = 'scirag' AND funcname = 'kw_top_sql') > 0,
+  '... ranked by kw_top_sql');
+GRANT EXECUTE ON FUNCTION scirag.plpy_bootstrap() TO scirag_reader, scirag_loader, scirag_api;
+RESET track_functions;
 
 -- ---------------------------------------------------------------- reference lists stay out by default
 SELECT tests.as_role('scirag_loader');

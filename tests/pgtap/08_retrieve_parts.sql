@@ -8,21 +8,9 @@ SELECT plan(34);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
--- The 04 fixture: query "ptarmigan plumage" with embedding tests.frame_vec(0).
---   vector (angle):  c4, c1, c2, c3, c5;   keyword (BM25): c1, then c2 and c3
-SELECT tests.as_role('scirag_loader');
-SELECT tests.add_doc('rp-a', 'public', 'src_rp',
-  ARRAY['ptarmigan plumage turns white in winter marmalade',
-        'ptarmigan habitat is alpine tundra',
-        'plumage colour varies by season',
-        '| rock | slope | granite | 30 |',
-        'unrelated sentence about river sediment'],
-  ARRAY[tests.fvec(10, 0), tests.fvec(20, 90), tests.fvec(30, 180), tests.fvec(5, 270), tests.fvec(80, 45)],
-  kinds => ARRAY['prose', 'prose', 'prose', 'table', 'prose'],
-  tag => 'rp') AS doc \gset
-SELECT tests.as_role(NULL);
-SELECT chunk_id AS c1 FROM tests.fx WHERE external_id = 'rp-a' AND ordinal = 1 \gset
-SELECT chunk_id AS c4 FROM tests.fx WHERE external_id = 'rp-a' AND ordinal = 4 \gset
+-- The 04 fixture (retrieve_fixtures.psql): query "ptarmigan plumage" with embedding
+-- tests.frame_vec(0); vector (angle): c4, c1, c2, c3, c5; keyword (BM25): c1, then c2 and c3.
+\ir retrieve_fixtures.psql
 
 -- Replace a deployed function, whatever its signature, by one with the given PL/pgSQL
 -- body (inside this transaction only: rolled back with it). Plants a failing layer.

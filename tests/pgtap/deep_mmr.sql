@@ -1,7 +1,7 @@
 -- MMR diversity selection (scirag.mmr_select, VulcanLab retrieval step 5): the
 -- reference's example of five chunks all saying the same thing.
 BEGIN;
-SELECT plan(12);
+SELECT plan(13);
 \ir helpers/fixtures.psql
 \ir deep_fixtures.psql
 
@@ -34,8 +34,9 @@ SELECT is(ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel,
           (:'dups'::bigint[])[1:3],
           'lambda 1: pure relevance order (three duplicates)');
 SELECT is(ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel, 3) ORDER BY rank),
-          ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel, 3, 0.7) ORDER BY rank),
-          'mmr_lambda defaults to 0.7');
+          ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel, 3,
+                                                             (scirag.preset_defaults() #>> '{retrieval,mmr_lambda}')::float8) ORDER BY rank),
+          'mmr_lambda defaults to the preset default (0.7)');
 SELECT is(ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, ARRAY(SELECT 100 * r + 5 FROM unnest(cand.rel) r), 3) ORDER BY rank),
           ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel, 3) ORDER BY rank),
           'relevance is normalised: scaling and shifting the scores changes nothing');
@@ -54,6 +55,16 @@ SELECT throws_ok($$SELECT * FROM scirag.mmr_select('{1,2}', '{1}', 2)$$, '22023'
                  'chunk_ids and relevance of different lengths are refused');
 SELECT throws_ok($$SELECT * FROM scirag.mmr_select('{1}', '{1}', 1, 1.5)$$, '22023', NULL,
                  'mmr_lambda outside [0, 1] is refused');
+
+-- One place for the default lambda (issue 16): with the preset default planted at 1
+-- (rolled back), mmr_select called without a lambda follows it (pure relevance order).
+SELECT tests.as_role(NULL);
+CREATE OR REPLACE FUNCTION scirag.preset_defaults() RETURNS jsonb LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT '{"retrieval": {"mmr_lambda": 1.0}}'::jsonb $$;
+SELECT tests.as_role('scirag_loader');
+SELECT is(ARRAY(SELECT chunk_id FROM cand, scirag.mmr_select(cand.ids, cand.rel, 3) ORDER BY rank),
+          (:'dups'::bigint[])[1:3],
+          'mmr_select''s default lambda is the preset default, not a number of its own');
 
 SELECT tests.as_role(NULL);
 SELECT * FROM finish();

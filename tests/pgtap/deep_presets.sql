@@ -1,7 +1,8 @@
 -- Presets (scirag.presets and preset_get / preset_set / preset_delete / preset_list):
--- shipped presets, round trips, validation naming the key, and who may write.
+-- shipped presets, round trips, validation naming the key, and who may write; a key
+-- that becomes a retrieve option has that option's bounds and no others (issue 16).
 BEGIN;
-SELECT plan(30);
+SELECT plan(33);
 \ir helpers/fixtures.psql
 \ir deep_fixtures.psql
 
@@ -91,6 +92,88 @@ SELECT throws_ok($$SELECT scirag.preset_set('bad', '{"retrieval": {"min_word_cou
                  'min_word_count above max_word_count raises');
 SELECT throws_ok($$INSERT INTO scirag.presets (name, config) VALUES ('bad', '{"augmentation": {"top_n_context": 3}}')$$, '22023',
                  'scirag preset: unknown key "augmentation.top_n_context"', 'the table''s CHECK validates direct writes too');
+
+-- ---------------------------------------------------------------- one place of option bounds (issue 16)
+SELECT tests.as_role(NULL);
+-- The preset keys scirag.retrieve_config turns into retrieve options, and the option
+-- each becomes (the specification this test holds against both functions).
+CREATE TABLE tests.preset_option (key text PRIMARY KEY, option text NOT NULL);
+INSERT INTO tests.preset_option VALUES
+  ('dense_limit', 'depths.vector'), ('lexical_limit', 'depths.keyword'), ('rrf_k', 'rrf_k'), ('top_k_rrf', 'pool'),
+  ('top_n_final', 'k'), ('entity_boost', 'rerank.entity_boost'), ('mmr_lambda', 'mmr_lambda'),
+  ('reranker_batch_size', 'rerank.batch_size'), ('reranker_max_length', 'rerank.max_length'),
+  ('reranker', 'rerank.reranker'), ('intent_bias_enabled', 'rerank.intent_bias'),
+  ('intent_weight', 'rerank.intent_weight'), ('mmr_enabled', 'mmr');
+-- An option's specification, read straight from retrieve_option_schema() (not through
+-- the function under test): a map's keys share its "of", a record has "fields".
+CREATE FUNCTION tests.option_spec(option text) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN split_part(option, '.', 2) = '' THEN s->option
+              WHEN s->split_part(option, '.', 1)->>'type' = 'map' THEN s->split_part(option, '.', 1)->'of'
+              ELSE s->split_part(option, '.', 1)->'fields'->split_part(option, '.', 2) END
+  FROM scirag.retrieve_option_schema() AS s
+$$;
+-- For every numeric key and both ends of its option's range: the bound itself is a
+-- valid preset that scirag.retrieve_config accepts and carries into that option; one
+-- step past it is refused by preset_set with 22023, naming the key, the bounds and
+-- (hint) the option. Returns what went wrong, one line each.
+CREATE FUNCTION tests.preset_bound_failures() RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+  edge numeric;
+  step numeric;
+  got jsonb;
+  msg text;
+  hint text;
+  bad text[] := '{}';
+BEGIN
+  FOR r IN SELECT po.key, po.option, tests.option_spec(po.option) AS spec FROM tests.preset_option po
+           WHERE tests.option_spec(po.option)->>'type' IN ('integer', 'number') ORDER BY po.key LOOP
+    step := CASE r.spec->>'type' WHEN 'integer' THEN 1 ELSE 0.5 END;
+    FOREACH edge IN ARRAY ARRAY[(r.spec->>'min')::numeric, (r.spec->>'max')::numeric] LOOP
+      BEGIN
+        -- the rerank option exists only when a rerank stage is on (intent bias here)
+        PERFORM scirag.preset_set('bound-test', jsonb_build_object('retrieval', jsonb_build_object(r.key, edge)
+          || CASE WHEN starts_with(r.option, 'rerank.') THEN '{"intent_bias_enabled": true}' ELSE '{}' END::jsonb));
+        got := scirag.retrieve_config('interactive', 10, '{"preset": "bound-test"}') #> string_to_array(r.option, '.');
+        IF got IS DISTINCT FROM to_jsonb(edge) THEN
+          bad := bad || format('%s = %s arrives in retrieve as %s = %s', r.key, edge, r.option, got);
+        END IF;
+      EXCEPTION WHEN invalid_parameter_value THEN
+        bad := bad || format('%s = %s (a bound of %s) is refused: %s', r.key, edge, r.option, SQLERRM);
+      END;
+      msg := NULL;
+      BEGIN
+        PERFORM scirag.preset_set('bound-test', jsonb_build_object('retrieval', jsonb_build_object(r.key,
+          edge + CASE WHEN edge = (r.spec->>'min')::numeric THEN -step ELSE step END)));
+      EXCEPTION WHEN invalid_parameter_value THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+      END;
+      IF msg IS NULL THEN
+        bad := bad || format('%s one step past %s is accepted', r.key, edge);
+      ELSIF NOT starts_with(msg, format('scirag preset: key "retrieval.%s" must be between %s and %s (got ',
+                                        r.key, r.spec->>'min', r.spec->>'max'))
+            OR strpos(coalesce(hint, ''), format('"%s"', r.option)) = 0 THEN
+        bad := bad || format('%s past %s: %s (hint: %s)', r.key, edge, msg, hint);
+      END IF;
+    END LOOP;
+  END LOOP;
+  RETURN bad;
+END $$;
+GRANT SELECT ON tests.preset_option TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tests.option_spec(text), tests.preset_bound_failures() TO PUBLIC;
+
+SELECT is(ARRAY(SELECT po.key FROM tests.preset_option po
+                WHERE (scirag.preset_schema()->'retrieval'->po.key) - 'default' - 'option' IS DISTINCT FROM tests.option_spec(po.option) - 'required'
+                ORDER BY po.key), '{}'::text[],
+          'every preset key that becomes a retrieve option has exactly that option''s type, bounds and values');
+SELECT tests.as_role('scirag_loader');
+SELECT is(tests.preset_bound_failures(), '{}'::text[],
+          'at each bound a preset key passes preset_set and retrieve_config and arrives as its option; one step past, 22023 names the key, the bounds and the option');
+SELECT throws_ok($$SELECT scirag.preset_set('bad', '{"retrieval": {"dense_limit": 1001}}')$$, '22023',
+                 'scirag preset: key "retrieval.dense_limit" must be between 0 and 1000 (got 1001)',
+                 'a candidate depth past retrieve''s bound is refused when the preset is written, not when it is used');
 
 SELECT tests.as_role(NULL);
 SELECT * FROM finish();

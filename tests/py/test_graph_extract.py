@@ -15,6 +15,7 @@ from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
 from scirag.manifest import read_manifest
 from scirag_helpers.llm import RecordedClient
+from scirag_helpers.text import chunk_content
 
 from conftest import DEMO_MANIFEST
 
@@ -68,11 +69,8 @@ def test_no_cue_no_relationship(offline):
 
 
 def test_table_row_and_header_give_strong_implications(offline):
-    text = (
-        "Composition study\n3 Results\n\n"
-        "Residue | n | Lignin | Ash\nWheat straw | 24 | 18.9 | 6.3\nBarley straw | 18 | 17.1 | 5.4"
-    )
-    r = rels(offline.extract(text))
+    body = "Residue | n | Lignin | Ash\nWheat straw | 24 | 18.9 | 6.3\nBarley straw | 18 | 17.1 | 5.4"
+    r = rels(offline.extract(chunk_content("Composition study", "3 Results", body), body))
     edge = r[("HAS_PROPERTY", "barley straw", "ash content")]
     assert edge.confidence == 0.7
     assert "Residue | n | Lignin | Ash" in edge.phrase and "Barley straw | 18 | 17.1 | 5.4" in edge.phrase
@@ -85,15 +83,22 @@ def test_inference_across_sentences_is_0_4(offline):
 
 
 def test_title_line_is_a_unit_and_aliases_are_kept_as_written(offline):
-    ex = offline.extract(
-        "Emission Factors for Open-Field Burning of Rice Straw\nResults\n\n"
-        "Corn stover (also called maize stover in the literature) was not burned."
-    )
+    body = "Corn stover (also called maize stover in the literature) was not burned."
+    ex = offline.extract(chunk_content("Emission Factors for Open-Field Burning of Rice Straw", "Results", body), body)
     r = rels(ex)
     assert r[("CHARACTERIZED_BY", "open-field burning", "PM2.5 emission factor")].confidence == 1.0
     assert r[("CONVERTED_BY", "rice straw", "open-field burning")].confidence == 1.0
     assert set(ex.entities[("corn stover", "Residue")].surfaces) == {"Corn stover", "maize stover"}
     assert set(ex.entities[("PM2.5 emission factor", "Property")].surfaces) == {"Emission Factors"}
+
+
+def test_a_chunk_without_a_head_is_all_body(offline):
+    """No title or section: the first paragraph is body, its two sentences give the
+    cross-sentence inference (0.4), not a header line's 1.0 (issue 16: the stored body
+    says where the head ends, nothing guesses it)."""
+    body = "Barley straw was sampled from eighteen bales. It contains the most chlorine of all.\n\nThe bales were dry."
+    r = rels(offline.extract(chunk_content(None, None, body), body))
+    assert r[("HAS_PROPERTY", "barley straw", "chlorine content")].confidence == 0.4
 
 
 def test_acronyms_match_case_sensitively(offline):

@@ -12,6 +12,7 @@ import pytest
 
 from scirag.server import events as ev
 from scirag.server.keys import CACHE_SECONDS
+from scirag_helpers import text as text_rules
 from test_server_harness import (
     RESTRICTED_DOC,
     RESTRICTED_QUESTION,
@@ -58,6 +59,22 @@ def test_events_aggregate_to_the_answer():
     assert events[0][0] == "answer.delta" and events[-1] == ("field", {"name": "trace", "value": {"ms": 1}})
     body = b"".join(ev.sse(e, d) for e, d in events).decode()
     assert ev.aggregate(ev.parse_sse(body)) == result
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Smith et al. reported 1.5 t/ha [1]. J. Doe disagreed (Fig. 2) [2]!\n\nA second paragraph. Yes?",
+        "  One sentence without a mark  ",
+        "",
+    ],
+)
+def test_answer_deltas_are_the_one_splitter_s_sentences(answer):
+    """answer.delta pieces are cut where scirag_helpers.text starts a sentence (not after
+    "et al." or "J."), and join back to the answer exactly."""
+    deltas = [d["text"] for e, d in ev.answer_events({"answer": answer}) if e == "answer.delta"]
+    assert "".join(deltas) == answer
+    assert [d.strip() for d in deltas] == [answer[a:b].strip() for a, b in text_rules.sentence_spans(answer)]
 
 
 def test_scope_settings_refuse_list_items_that_would_split():

@@ -94,6 +94,43 @@ def test_chunk_head(title, path, head):
     assert content == (f"{head}\n\nBody text." if head else "Body text.")
 
 
+# Chunks where the old guess (cut at the first blank line when what precedes it is
+# short) takes the wrong prefix: no head at all, a head over 600 characters, a body
+# whose first paragraph is short.
+HEAD_CASES = [
+    ("", "", "Barley straw was baled.\n\nIt was then stored.", ""),
+    ("", "", "Short line.\n\nSecond paragraph here.", ""),
+    ("T" * 400, "1 Intro > " + "S" * 300, "Barley straw was baled.\n\nIt was then stored.", None),
+    ("Straw Report", "2 Methods", "A\nB\nC\n\nD.", "Straw Report\n2 Methods"),
+]
+
+
+@pytest.mark.parametrize("title,path,body,head", HEAD_CASES)
+def test_chunk_head_of_inverts_chunk_content(title, path, body, head):
+    """The head is what chunk_content put before the stored body, exactly."""
+    content = T.chunk_content(title, path, body)
+    want = T.chunk_head(title, path) if head is None else head
+    assert T.chunk_head_of(content, body) == want
+    assert content.startswith(want) and content.endswith(body)
+
+
+def test_chunk_head_of_refuses_a_body_that_is_not_the_content_s_end():
+    with pytest.raises(ValueError, match="must end with its body"):
+        T.chunk_head_of("Title\n\nBody text.", "Other text.")
+
+
+@pytest.mark.parametrize("title,path,body,head", HEAD_CASES)
+def test_graph_units_take_the_head_from_the_stored_body(title, path, body, head):
+    """The graph extractor's header units are the head's lines, its other units lie in the body."""
+    content = T.chunk_content(title, path, body)
+    want = T.chunk_head(title, path) if head is None else head
+    units = split_units(content, body)
+    assert [u.text for u in units if u.kind == "header"] == [x for x in want.split("\n") if x]
+    body_start = len(content) - len(body)
+    assert all(u.start >= body_start for u in units if u.kind != "header")
+    assert all(content[u.start : u.start + len(u.text)] == u.text for u in units)
+
+
 def test_chunker_builds_content_from_head_and_body():
     doc = parse_text(
         "# Straw Report\n\n## 2 Methods\n\nBarley straw was baled in August after the harvest.\n", "markdown"

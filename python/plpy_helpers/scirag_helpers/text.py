@@ -204,3 +204,12 @@ def chunk_content(title: str | None, section_path: str | None, body: str) -> str
     """A chunk's stored content: its head, a blank line, its body."""
     head = chunk_head(title, section_path)
     return f"{head}{PARA_SEP}{body}" if head else body
+
+
+def chunk_head_of(content: str, body: str) -> str:
+    """The head of a stored chunk, exactly: its content without its stored body
+    (chunks.body) and the blank line before it; '' for a chunk without a head. The
+    inverse of chunk_content, so no reader guesses where the prefix ends."""
+    if not content.endswith(body):
+        raise ValueError("a chunk's content must end with its body (chunks.body)")
+    return content[: len(content) - len(body)].rstrip("\n")

@@ -1,4 +1,4 @@
--- Revert scirag:functions/mmr
-BEGIN;
-DROP FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision);
-COMMIT;
+-- Revert scirag:functions/mmr: the released version (functions/mmr@v1.2) again, then the
+-- reader wall back (CREATE OR REPLACE resets it; functions/reader_wall_apply).
+\ir ../../functions/mmr@v1.2.sql
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;

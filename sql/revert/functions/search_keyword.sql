@@ -1,2 +1,7 @@
--- Revert scirag:functions/search_keyword: the released version (functions/search_keyword@v1.1) again
-\ir ../../functions/search_keyword@v1.1.sql
+-- Revert scirag:functions/search_keyword (to its @v1.2 version: MaxScore in SQL)
+\ir ../../functions/search_keyword@v1.2.sql
+BEGIN;
+DROP FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean);
+-- the released script's CREATE OR REPLACE made search_keyword SECURITY INVOKER again
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
+COMMIT;

@@ -30,3 +30,13 @@ BEGIN
   ASSERT (SELECT s->>'status' FROM jsonb_array_elements(r.stages) s WHERE s->>'stage' = 'keyword') IN ('ok', 'empty'),
          'the required keyword layer did not run';
 END $$;
+-- functions/retrieve (issue 16, after @v1.2): a preset's keys become the options they name
+DO $$
+DECLARE
+  cfg jsonb := scirag.retrieve_config('interactive', 5, '{"preset": "high-recall"}');
+  pre jsonb := scirag.preset_get('high-recall')->'retrieval';
+BEGIN
+  ASSERT cfg #> '{depths,vector}' = pre->'dense_limit' AND cfg #> '{depths,keyword}' = pre->'lexical_limit'
+         AND cfg->'pool' = pre->'top_k_rrf' AND cfg->'k' = pre->'top_n_final',
+         'retrieve_config does not carry the preset''s keys into the options they name';
+END $$;

@@ -4,6 +4,10 @@ BEGIN
   ASSERT to_regprocedure('scirag.search_keyword(text, int, double precision)') IS NOT NULL, 'search_keyword missing';
   ASSERT 'jit=off' = ANY ((SELECT proconfig FROM pg_proc WHERE oid = 'scirag.search_keyword(text, int, double precision)'::regprocedure)::text[]),
          'search_keyword must run with jit off';
+  ASSERT to_regprocedure('scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)') IS NOT NULL,
+         'scirag.kw_top (the numpy scorer) is missing';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)', 'EXECUTE'),
+         'readers must not call scirag.kw_top directly (it takes statistics on trust)';
   PERFORM * FROM scirag.search_keyword('"unbalanced -(& | !) quote', 5);
   BEGIN
     PERFORM * FROM scirag.search_keyword(repeat('x', 4001), 5);

@@ -25,6 +25,7 @@ import psycopg
 from scirag.graph.ontology import CONFIDENCES, Domain
 from scirag.graph.text import find_dois, occurs_in
 from scirag_helpers.llm import LLMClient, LLMError, parse_json_response
+from scirag_helpers.text import chunk_head_of
 
 
 @dataclass
@@ -61,7 +62,10 @@ class Extraction:
 class Extractor(Protocol):
     name: str
 
-    def extract(self, text: str) -> Extraction: ...
+    def extract(self, text: str, body: str | None = None) -> Extraction:
+        """text: a chunk's content; body: its stored body (chunks.body), which says
+        exactly where the title/section head ends (None: no head)."""
+        ...
 
 
 # ---------------------------------------------------------------------------
@@ -192,7 +196,8 @@ class ModelExtractor:
         self.client = client
         self.name = getattr(client, "name", "model")
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, body: str | None = None) -> Extraction:
+        # the model reads the whole content, head included (the title names things)
         try:
             raw = self.client.complete(
                 build_prompt(self.domain, text), system=SYSTEM, temperature=0.0, json_mode=True, max_tokens=2048
@@ -259,9 +264,11 @@ class GraphWriter:
         ).fetchone()
         return row[0], row[1], row[2]
 
-    def write(self, chunk_id: int, own_doi: str | None, text: str, ex: Extraction, stats: ExtractStats) -> None:
+    def write(
+        self, chunk_id: int, own_doi: str | None, text: str, body: str, ex: Extraction, stats: ExtractStats
+    ) -> None:
         ids: dict[tuple[str, str], int] = {}
-        header = heading_text(text)
+        header = chunk_head_of(text, body)  # a mention there is a heading mention
         for key, ent in ex.entities.items():
             own, canonical, inserted = self.entity(ent)
             stats.entities += int(inserted)
@@ -305,12 +312,6 @@ class GraphWriter:
                 (chunk_id, doi),
             )
             stats.citations += cur.rowcount
-
-
-def heading_text(text: str) -> str:
-    """The title and section-path lines the chunker prepends to a chunk ('' if none)."""
-    head, sep, _ = text.partition("\n\n")
-    return head if sep and head.count("\n") <= 2 and len(head) < 600 else ""
 
 
 def resolve_citations(conn: psycopg.Connection) -> int:
@@ -357,19 +358,19 @@ def run_extract(
     for start in range(0, len(ids), batch):
         part = ids[start : start + batch]
         rows = conn.execute(
-            """SELECT c.id, c.content, d.doi FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
+            """SELECT c.id, c.content, c.body, d.doi FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
                WHERE c.id = ANY (%s) ORDER BY c.id""",
             (part,),
         ).fetchall()
         done = []
         with conn.transaction():
-            for chunk_id, content, doi in rows:
-                ex = extractor.extract(content)
+            for chunk_id, content, body, doi in rows:
+                ex = extractor.extract(content, body)
                 stats.dropped.update(ex.dropped)
                 if ex.malformed:
                     stats.failed += 1
                     continue  # nothing stored; stays pending for the next run
-                writer.write(chunk_id, doi, content, ex, stats)
+                writer.write(chunk_id, doi, content, body, ex, stats)
                 done.append(chunk_id)
             if done:
                 conn.execute("UPDATE scirag.chunks SET graph_extracted_at = now() WHERE id = ANY (%s)", (done,))

@@ -69,9 +69,9 @@ class OfflineExtractor:
     def _cue(self, rel: str, text: str) -> bool:
         return any(c.search(text) for c in self.cues.get(rel, []))
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, body: str | None = None) -> Extraction:
         result = Extraction()
-        units = split_units(text)
+        units = split_units(text, body)
         unit_mentions: list[list[Match]] = []
         all_mentions = self.mentions(text)
         for u in units:

@@ -44,21 +44,21 @@ def is_header_row(line: str) -> bool:
     return not any(NUMERIC_CELL.match(c) for c in cells if c)
 
 
-def split_units(text: str) -> list[Unit]:
+def split_units(text: str, body: str | None = None) -> list[Unit]:
     """Header lines (title, section path), then the body's sentences and table rows.
 
-    The chunk text starts with the document title and section path (the chunker
-    prepends them) followed by a blank line; those lines are units of their own."""
+    text is a chunk's content; body its stored body (chunks.body), whose head (the
+    title and section-path lines the loader put before it: text_rules.chunk_head_of)
+    gives one header unit per line. Without body the whole text is body."""
     units: list[Unit] = []
     body_start = 0
-    head, sep, _ = text.partition("\n\n")
-    if sep and head.count("\n") <= 2 and len(head) < 600:
+    if body is not None:
         pos = 0
-        for line in head.split("\n"):
+        for line in text_rules.chunk_head_of(text, body).split("\n"):
             if line.strip():
                 units.append(Unit("header", pos, line))
             pos += len(line) + 1
-        body_start = len(head) + 2
+        body_start = len(text) - len(body)
     para_no = 0
     for m in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text[body_start:]):
         para = m.group(0)

@@ -18,13 +18,13 @@ Event types (``event:`` field of SSE; ``data:`` is JSON):
 from __future__ import annotations
 
 import json
-import re
+
+from scirag_helpers import text as text_rules
 
 LIST_EVENTS = {"citations": "citation", "retrieval": "evidence", "sources": "source"}
 ITEM_KEYS = {v: k for k, v in LIST_EVENTS.items()}
 FIRST = ("answer", "abstained", "citations", "answerer", "intent")
 LAST = ("retrieval", "sources", "trace")
-_SENTENCE_END = re.compile(r"(?<=[.!?\]])\s+")
 
 
 def answer_events(result: dict):
@@ -36,15 +36,21 @@ def answer_events(result: dict):
     for key in first + middle + last:
         value = result[key]
         if key == "answer" and isinstance(value, str) and value:
-            pieces = _SENTENCE_END.split(value)
-            seps = _SENTENCE_END.findall(value)
-            for i, piece in enumerate(pieces):
-                yield "answer.delta", {"text": piece + (seps[i] if i < len(seps) else "")}
+            for piece in answer_pieces(value):
+                yield "answer.delta", {"text": piece}
         elif key in LIST_EVENTS and isinstance(value, list) and value:
             for item in value:
                 yield LIST_EVENTS[key], {"item": item}
         else:
             yield "field", {"name": key, "value": value}
+
+
+def answer_pieces(answer: str) -> list[str]:
+    """The answer cut where the one sentence splitter (scirag_helpers.text) starts a
+    sentence; each piece keeps the whitespace after it, so the pieces join back to
+    the answer exactly."""
+    cuts = [0, *(a for a, _ in text_rules.sentence_spans(answer)[1:]), len(answer)]
+    return [answer[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
 def aggregate(events) -> dict:
