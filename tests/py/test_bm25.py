@@ -12,7 +12,6 @@ import random
 import struct
 
 import numpy as np
-import pytest
 from scirag_helpers import bm25
 
 SEED = 20261130
@@ -73,10 +72,9 @@ class Corpus:
         return sorted(got, key=lambda x: (-x[1], x[0]))[:n]
 
 
-def send(values, fmt: str) -> bytes:
-    """Elements as array_send writes them after its header: a 4-byte length, then the big-endian value."""
-    size = struct.calcsize(fmt)
-    return b"".join(struct.pack(">i" + fmt, size, v) for v in values)
+def pack(ids, tfs, dls) -> bytes:
+    """A block's postings as scirag.kw_pack writes them: 14-byte big-endian records."""
+    return b"".join(struct.pack(">qhi", *p) for p in zip(ids, tfs, dls))
 
 
 class FakePlan:
@@ -102,14 +100,7 @@ class FakePlan:
             order = list(range(len(tids)))
             c.rng.shuffle(order)  # the server promises no order: ord says which block came where
             blocks = [c.blocks[tids[i]] for i in order]
-            return [
-                {
-                    "ord": [i + 1 for i in order],
-                    "ids": b"".join(send(b[1], "q") for b in blocks),
-                    "tfs": b"".join(send(b[2], "h") for b in blocks),
-                    "dls": b"".join(send(b[3], "i") for b in blocks),
-                }
-            ]
+            return [{"ord": [i + 1 for i in order], "packed": b"".join(pack(*b[1:]) for b in blocks)}]
         if self.sql == bm25.CHECK_SQL:
             ids, _dls, _refs, lexemes, idf, *_rest, need = args
             return [
@@ -168,8 +159,8 @@ def test_stops_before_reading_everything(monkeypatch):
     read: list[int] = []
     orig = bm25.unpack
 
-    def spy(ids, tfs, dls):
-        out = orig(ids, tfs, dls)
+    def spy(packed):
+        out = orig(packed)
         read.append(len(out[0]))
         return out
 
@@ -200,10 +191,10 @@ def test_wide_id_span_hands_over_to_sql():
     assert got is None
 
 
-@pytest.mark.parametrize("fmt,dtype", [("q", bm25.ID_T), ("h", bm25.TF_T), ("i", bm25.DL_T)])
-def test_unpack_reads_the_binary_array_format(fmt, dtype):
-    values = [0, 1, -7, 2**15 - 1] if fmt == "h" else [0, 1, -7, 2**31 - 1]
-    assert np.frombuffer(send(values, fmt), dtype=dtype)["v"].tolist() == values
+def test_unpack_reads_kw_pack_records():
+    ids, tfs, dls = [0, 1, 2**40, 2**63 - 1], [1, 7, 2**15 - 1, 3], [1, 30, 2**31 - 1, 5]
+    got = bm25.unpack(pack(ids, tfs, dls))
+    assert [g.tolist() for g in got] == [ids, tfs, dls]
 
 
 def test_finds_a_chunk_whose_every_posting_sits_in_the_last_blocks():

@@ -32,7 +32,16 @@ from starlette.routing import Route
 from scirag.server import events as ev
 from scirag.server.keys import Identity, KeyStore, RateLimiter, TooManyFailures
 from scirag.server.mcp_tools import BYO_HEADER, IDENTITY_STATE, build_mcp
-from scirag.server.service import BadRequest, Problem, Scope, Service, error_label, problem_for
+from scirag.server.service import (
+    MAX_K,
+    MAX_QUESTION_CHARS,
+    BadRequest,
+    Problem,
+    Scope,
+    Service,
+    error_label,
+    problem_for,
+)
 
 access_log = logging.getLogger("scirag.server.access")
 log = logging.getLogger("scirag.server")
@@ -62,8 +71,8 @@ class ScopeIn(BaseModel):
 
 class RetrieveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(..., min_length=1, max_length=4000)
-    k: int = Field(10, ge=1, le=100)
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
+    k: int = Field(10, ge=1, le=MAX_K)
     profile: Literal["interactive", "deep", "interactive-rrf", "deep-rrf"] = "interactive"
     options: dict[str, Any] = Field(
         default_factory=dict, description="scirag.retrieve options (checked by the database)"
@@ -73,7 +82,7 @@ class RetrieveIn(BaseModel):
 
 class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(..., min_length=1, max_length=4000)
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     options: dict[str, Any] = Field(default_factory=dict, description="scirag.answer options (checked by the database)")
     scope: ScopeIn | None = None
     stream: bool = Field(False, description="Server-Sent Events instead of JSON (or send Accept: text/event-stream)")

@@ -18,7 +18,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from scirag.server.keys import Identity
-from scirag.server.service import Problem, Scope, Service, error_label, problem_for
+from scirag.server.service import MAX_K, MAX_QUESTION_CHARS, Problem, Scope, Service, error_label, problem_for
 
 log = logging.getLogger("scirag.server.mcp")
 BYO_HEADER = "x-llm-api-key"
@@ -85,9 +85,9 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         "and a content-free trace."
     )
     async def retrieve(
-        question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
+        question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
         ctx: Context,
-        k: Annotated[int, Field(description="number of chunks", ge=1, le=100)] = 10,
+        k: Annotated[int, Field(description="number of chunks", ge=1, le=MAX_K)] = 10,
         profile: Annotated[
             Literal["interactive", "deep", "interactive-rrf", "deep-rrf"], Field(description="retrieval profile")
         ] = "interactive",
@@ -106,9 +106,9 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         "(the evidence), checks and a content-free trace."
     )
     async def answer(
-        question: Annotated[str, Field(description="the question", min_length=1, max_length=4000)],
+        question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
         ctx: Context,
-        k: Annotated[int | None, Field(description="evidence chunks to retrieve", ge=1, le=100)] = None,
+        k: Annotated[int | None, Field(description="evidence chunks to retrieve", ge=1, le=MAX_K)] = None,
         licenses: Licenses = None,
         sources: Sources = None,
         exclude_documents: Excluded = None,

@@ -42,6 +42,10 @@ SCOPE_SETTINGS = {
 LLM_KEY_SETTING = "scirag.llm_api_key"
 STATEMENT_TIMEOUT_MS = 120_000
 MAX_LIST_ITEMS = 1000
+# Request bounds of the REST and MCP front ends (one place for both): the question as
+# scirag.check_question bounds it in the database, and at most 100 chunks a call.
+MAX_QUESTION_CHARS = 4000
+MAX_K = 100
 _ITEM = re.compile(r"^[^,\x00-\x1f]{1,256}$")
 
 # The evidence as one JSON text built by the database: the REST door passes it on as
