@@ -41,7 +41,8 @@ AS $$
 -- The same exact top n as scirag.kw_top, in PL/pgSQL, for a server where PL/Python is
 -- out of reach (DESIGN.md section 2: every layer that needs no model retrieves
 -- without it). MaxScore with block-max bounds over kw_blocks' arrays, as released in
--- @v1.2: about 1 us a posting, so 1.5-2x slower than kw_top at 100k chunks.
+-- @v1.2: about 1 us a posting, so about 2x slower than kw_top at 100k chunks and 2.5x at
+-- 1M (p50, scripts/bench_keyword.py).
 -- Phase 1 seeds theta, the n-th best score: it reads the units of the rarest terms
 -- first (16n postings), sums each chunk's scores over what it read and scores the 2n
 -- best sums exactly. Phase 2 reads the essential terms (those the other terms' bounds
