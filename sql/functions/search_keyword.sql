@@ -30,6 +30,20 @@ COMMENT ON FUNCTION scirag.kw_top(text[], double precision[], double precision, 
 REVOKE ALL ON FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean) TO scirag_api, scirag_loader;
 
+CREATE OR REPLACE FUNCTION scirag.kw_top_trace()
+RETURNS jsonb
+LANGUAGE plpython3u VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+# what the session's last kw_top call did (bm25.TRACE_KEYS), once: NULL until kw_top runs again
+import json
+trace = GD.pop('scirag_bm25_trace', None)
+return None if trace is None else json.dumps(trace)
+$$;
+COMMENT ON FUNCTION scirag.kw_top_trace() IS
+  'Diagnostics: what this session''s last scirag.kw_top call did (postings listed and read, blocks listed and read, read statements, chunks checked and scored, checks; sql_fallback when it handed over to kw_top_sql), as jsonb, once: NULL until kw_top runs again. For scripts/bench_keyword.py --trace. Superusers only: the counts include postings of rows the caller may not see.';
+REVOKE ALL ON FUNCTION scirag.kw_top_trace() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION scirag.kw_top_sql(t_lex text[], t_idf double precision[], k1 double precision,
                                              b double precision, avgdl double precision, n int,
                                              phrase_q tsquery, neg_q tsquery, refs boolean)
@@ -226,7 +240,8 @@ AS $$
 -- about text it cannot see.
 --
 -- Exact top n with block-max pruning: scirag.kw_top (PL/Python, scirag_helpers/bm25.py)
--- reads the query terms' compacted blocks in descending score bound as binary strings
+-- reads the query terms' compacted blocks (each term's in descending score bound, the
+-- terms interleaved so that the unread bounds fall fastest per posting) as binary strings
 -- (kw_blocks.packed) and scores them in numpy, checks the candidates against
 -- scirag.chunks as the caller sees it (row-level security, phrases, negation,
 -- reference lists) with the exact score from the chunk's tsvector, and stops reading

@@ -5,7 +5,7 @@
 -- scope narrowing; blocks follow deletes and re-licensing; restricted text still
 -- does not move a reader's scores.
 BEGIN;
-SELECT plan(43);
+SELECT plan(46);
 \ir helpers/fixtures.psql
 
 -- A corpus with skewed word frequencies (a few words in most chunks, most words in
@@ -269,6 +269,16 @@ SELECT tests.as_role(NULL);
 SELECT ok((SELECT sum(calls) FROM pg_stat_xact_user_functions WHERE schemaname = 'scirag' AND funcname = 'kw_top') > 0
           AND NOT EXISTS (SELECT 1 FROM pg_stat_xact_user_functions WHERE schemaname = 'scirag' AND funcname = 'kw_top_sql'),
   'with PL/Python in reach the numpy scorer (kw_top) ranks, not the PL/pgSQL one');
+SELECT ok((SELECT (t ->> 'postings_read')::int BETWEEN 1 AND (t ->> 'postings')::int
+              AND (t ->> 'blocks_read')::int <= (t ->> 'blocks')::int
+              AND (t ->> 'checked')::int >= 1 AND NOT (t ->> 'sql_fallback')::boolean
+           FROM scirag.kw_top_trace() AS t),
+  'kw_top_trace says what that call read and checked');
+SELECT is(scirag.kw_top_trace(), NULL, '... once');
+SELECT tests.as_role('scirag_reader');
+SELECT throws_ok($$SELECT scirag.kw_top_trace()$$, '42501', NULL,
+  '... and only to a superuser: the counts cover rows a reader cannot see');
+SELECT tests.as_role(NULL);
 REVOKE EXECUTE ON FUNCTION scirag.plpy_bootstrap() FROM PUBLIC, scirag_reader, scirag_loader, scirag_api;
 SELECT tests.as_role('scirag_reader');
 SELECT is_empty($$SELECT * FROM tests.kw_mismatches()$$, 'without PL/Python: the reader''s top n is still exact');

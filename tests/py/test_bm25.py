@@ -119,12 +119,22 @@ class FakePlpy:
         return FakePlan(self.corpus, sql, self.query, self.calls)
 
 
-def run(corpus: Corpus, query: list[str], n: int):
+def run(corpus: Corpus, query: list[str], n: int, gd: dict | None = None):
     n_all = len(corpus.tf)
     df = [sum(t in w for w in corpus.tf.values()) for t in query]
     idf = [math.log(1 + (n_all - d + 0.5) / (d + 0.5)) for d in df]
     plpy = FakePlpy(corpus, query)
-    return bm25.top_n(plpy, {}, query, idf, K1, B, corpus.avgdl, n), corpus.brute(query, idf, n), plpy.calls
+    got = bm25.top_n(plpy, {} if gd is None else gd, query, idf, K1, B, corpus.avgdl, n)
+    return got, corpus.brute(query, idf, n), plpy.calls
+
+
+def shifted(corpus: Corpus, by: int) -> Corpus:
+    """The corpus with every chunk id moved by `by` (a later ingest's ids)."""
+    corpus.tf = {c + by: w for c, w in corpus.tf.items()}
+    corpus.dl = {c + by: d for c, d in corpus.dl.items()}
+    corpus.hidden = {c + by for c in corpus.hidden}
+    corpus.layout()
+    return corpus
 
 
 def same_top(got, want) -> bool:
@@ -152,6 +162,42 @@ def test_exact_on_random_corpora():
     assert pruned > 100
 
 
+def test_calls_of_one_backend_share_the_slot_table_and_nothing_else(monkeypatch):
+    """One backend keeps the id -> slot table between calls (in GD). Every call must
+    leave it empty, whatever ids it saw, so that the next call, over other ids, lower
+    or higher, is still exact; a call that fails part way must leave no table at all."""
+    rng = random.Random(SEED + 4)
+    gd: dict = {}
+    for case in range(80):
+        corpus = shifted(Corpus(rng), rng.choice([0, 0, 5_000, 300_000, -500]))
+        query = rng.sample(corpus.terms, rng.randint(1, len(corpus.terms)))
+        gd.pop("scirag_bm25_plans", None)  # (prepared on the fake plpy of another corpus)
+        got, want, _ = run(corpus, query, rng.choice([1, 10, 50]), gd)
+        assert same_top(got, want), f"case {case}\n got {got}\nwant {want}"
+        _lo, table = gd["scirag_bm25_slots"]
+        assert (table == -1).all(), f"case {case}: the call left {int((table != -1).sum())} slots behind"
+    # a check that fails (a statement cancelled, say) ends the call with the table dropped
+    corpus = Corpus(rng)
+    orig = FakePlan.execute
+
+    def failing(self, args):
+        if self.sql == bm25.CHECK_SQL:
+            raise RuntimeError("canceling statement due to user request")
+        return orig(self, args)
+
+    monkeypatch.setattr(FakePlan, "execute", failing)
+    gd.pop("scirag_bm25_plans", None)
+    try:
+        run(corpus, corpus.terms[:], 5, gd)
+    except RuntimeError:
+        pass
+    assert "scirag_bm25_slots" not in gd
+    monkeypatch.setattr(FakePlan, "execute", orig)
+    gd.pop("scirag_bm25_plans", None)
+    got, want, _ = run(corpus, corpus.terms[:], 5, gd)
+    assert same_top(got, want)
+
+
 def test_stops_before_reading_everything(monkeypatch):
     """On a corpus with many blocks, the scorer reads only part of the postings: the
     pruning really prunes (a version that reads everything would pass the test above)."""
@@ -172,9 +218,14 @@ def test_stops_before_reading_everything(monkeypatch):
         corpus.fresh_share = 0.0
         corpus.layout()
         read.clear()
-        got, want, _ = run(corpus, corpus.terms[:], 3)
+        gd: dict = {}
+        got, want, _ = run(corpus, corpus.terms[:], 3, gd)
         assert same_top(got, want)
-        read_fraction.append(sum(read) / sum(len(b[1]) for b in corpus.blocks))
+        listed = sum(len(b[1]) for b in corpus.blocks)
+        read_fraction.append(sum(read) / listed)
+        # what kw_top_trace reports is what was read
+        trace = gd["scirag_bm25_trace"]
+        assert (trace["postings"], trace["postings_read"], trace["blocks"]) == (listed, sum(read), len(corpus.blocks))
     assert np.median(read_fraction) < 0.8, read_fraction
 
 

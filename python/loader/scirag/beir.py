@@ -29,11 +29,10 @@ def beir_dsn(dsn: str | None, corpus_dir: Path) -> str:
     return db.benchmark_dsn(dsn, f"scirag_beir_{corpus_dir.name.lower()}")
 
 
-def load_corpus(dsn: str, corpus_dir: Path, license_: str = "public") -> None:
-    """Ingests corpus.jsonl once; a finished load of the same file is recognised by its hash."""
-
-    def entries():
-        for i, line in enumerate(open(corpus_dir / "corpus.jsonl", encoding="utf-8"), 1):
+def corpus_entries(corpus_dir: Path, license_: str = "public"):
+    """The documents of a BEIR corpus.jsonl as manifest entries, in file order."""
+    with open(corpus_dir / "corpus.jsonl", encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
             d = json.loads(line)
             yield Entry(
                 line_no=i,
@@ -44,7 +43,10 @@ def load_corpus(dsn: str, corpus_dir: Path, license_: str = "public") -> None:
                 license=license_,
             )
 
-    load_documents(dsn, corpus_tag(corpus_dir), entries())
+
+def load_corpus(dsn: str, corpus_dir: Path, license_: str = "public") -> None:
+    """Ingests corpus.jsonl once; a finished load of the same file is recognised by its hash."""
+    load_documents(dsn, corpus_tag(corpus_dir), corpus_entries(corpus_dir, license_))
 
 
 def load_documents(dsn: str, tag: str, entries) -> None:
