@@ -4,6 +4,10 @@
 -- x merged blocks (1.25 s for 753 postings in 614 lexemes, growing with the square),
 -- and loading SciFact fell to 4.5 abstracts a second against the model's 21. Now every
 -- step is a probe or an unnest per (lexeme, class): linear in the postings moved.)
+-- (rework after @v1.3: kw_blocks_remove found the blocks holding deleted chunks with
+-- chunk_ids && ids, every deleted id against every posting of every block of their
+-- lexemes: 31 s to delete 200 documents at a million chunks. A hashed = ANY now: 12 s,
+-- and 1,000 documents in 28 s.)
 -- Fresh BM25 postings are filed into blocks without anyone remembering to: the insert
 -- trigger calls scirag.kw_flush() once about 20,000 fresh postings have piled up (a
 -- few hundred chunks). search_keyword reads each fresh posting as a unit of its own,
@@ -76,6 +80,39 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION scirag.kw_flush() IS
   'Moves fresh BM25 postings (kw_postings) into kw_blocks by appending to each (lexeme, class)''s blocks (the last one filled up first), without re-sorting older blocks; called by the chunk insert trigger past 20,000 fresh postings. Returns postings moved.';
+
+CREATE OR REPLACE FUNCTION scirag.kw_blocks_remove(ids bigint[], tsvs tsvector[], licenses scirag.license_class[], sources text[])
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+-- planned with the ids as a constant every time, so that "= ANY (ids)" and "<> ALL (ids)"
+-- look the ids up in a hash table (PostgreSQL hashes a constant array of 9 or more) and
+-- the cardinality test below folds to one branch
+SET plan_cache_mode = force_custom_plan
+AS $$
+-- Takes chunks out of the compacted blocks of the class they were filed under (they
+-- were deleted, or their document moved to another class): a reader of that class
+-- must not find them there. Only blocks of the chunks' own lexemes are read (all of
+-- them: blocks are in impact order, not by chunk id); a block keeps its number and its
+-- bounds shrink to what is left. Linear in the postings of those blocks: a few ids are
+-- compared in C (&&), many are looked up in a hash (&& compares every pair).
+BEGIN
+  WITH gone AS (SELECT DISTINCT u.lexeme, c.license, c.source
+                FROM unnest(tsvs, licenses, sources) AS c(tsv, license, source), unnest(c.tsv) AS u),
+  old AS (DELETE FROM scirag.kw_blocks b USING gone g
+          WHERE b.lexeme = g.lexeme AND b.license = g.license AND b.source = g.source
+            AND ((cardinality(ids) < 16 AND b.chunk_ids && ids)
+                 OR (cardinality(ids) >= 16 AND EXISTS (SELECT 1 FROM unnest(b.chunk_ids) AS x(id) WHERE x.id = ANY (ids))))
+          RETURNING b.*)
+  INSERT INTO scirag.kw_blocks (lexeme, license, source, block, max_tf, min_dl, chunk_ids, tfs, dls)
+  SELECT o.lexeme, o.license, o.source, o.block, max(e.tf), min(e.dl),
+         array_agg(e.cid ORDER BY e.ord), array_agg(e.tf ORDER BY e.ord), array_agg(e.dl ORDER BY e.ord)
+  FROM old o, unnest(o.chunk_ids, o.tfs, o.dls) WITH ORDINALITY AS e(cid, tf, dl, ord)
+  WHERE e.cid <> ALL (ids)
+  GROUP BY o.lexeme, o.license, o.source, o.block;
+END $$;
+COMMENT ON FUNCTION scirag.kw_blocks_remove(bigint[], tsvector[], scirag.license_class[], text[]) IS
+  'Removes chunks (id, tsvector, the class they were indexed under) from the compacted BM25 blocks; linear in the postings of the blocks of their lexemes (hashed lookups of the ids)';
 
 CREATE OR REPLACE FUNCTION scirag.kw_index_new_chunks()
 RETURNS trigger

@@ -5,7 +5,7 @@
 -- scope narrowing; blocks follow deletes and re-licensing; restricted text still
 -- does not move a reader's scores.
 BEGIN;
-SELECT plan(46);
+SELECT plan(48);
 \ir helpers/fixtures.psql
 
 -- A corpus with skewed word frequencies (a few words in most chunks, most words in
@@ -177,7 +177,15 @@ DELETE FROM scirag.chunks WHERE document_id = :excl_doc AND ordinal = 4;
 UPDATE scirag.documents SET license = 'restricted' WHERE id = :relic_doc;
 UPDATE scirag.documents SET license = 'public' WHERE id = :up_doc;
 UPDATE scirag.documents SET retracted = true WHERE id = :retr_doc;
+-- many chunks in one statement: kw_blocks_remove looks their ids up in a hash (16 or more)
+SELECT ok((SELECT count(*) FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id
+           WHERE d.external_id IN ('zp-4', 'zp-5', 'zp-6') AND c.kind <> 'section') >= 16,
+  'setup: the documents deleted together hold 16 chunks or more');
+DELETE FROM scirag.documents WHERE external_id IN ('zp-4', 'zp-5', 'zp-6');
 SELECT tests.as_role(NULL);
+SELECT is_empty($$SELECT k.lexeme, k.block FROM scirag.kw_blocks k, unnest(k.chunk_ids) AS x(id)
+                  WHERE NOT EXISTS (SELECT 1 FROM scirag.chunks c WHERE c.id = x.id)$$,
+  'chunks deleted many at a time leave no posting behind in the blocks');
 SELECT is_empty($$SELECT * FROM tests.kw_block_drift() UNION ALL SELECT * FROM tests.kw_stats_drift()$$,
   'after inserts, deletes and re-licensing over compacted blocks: the index and statistics equal a rebuild');
 SELECT tests.as_role('scirag_reader');
