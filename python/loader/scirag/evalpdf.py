@@ -504,29 +504,12 @@ def report_rows(result: dict) -> list[dict]:
     rows.append(
         {
             "paper": "ALL",
-            **{
-                k: m.get(k)
-                for k in (
-                    "table_strict",
-                    "table_cells",
-                    "false_tables",
-                    "heading_recall",
-                    "heading_parent_ok",
-                    "qa_hit5",
-                )
-            },
+            **{k: m.get(k) for k in REPORT_METRICS},
         }
     )
     return rows
 
 
-REPORT_COLUMNS = [
-    "paper",
-    "table_strict",
-    "table_cells",
-    "false_tables",
-    "heading_recall",
-    "heading_parent_ok",
-    "qa_hit5",
-    "missed",
-]
+# the figures of a report row, per paper and for ALL
+REPORT_METRICS = ("table_strict", "table_cells", "false_tables", "heading_recall", "heading_parent_ok", "qa_hit5")
+REPORT_COLUMNS = ["paper", *REPORT_METRICS, "missed"]

@@ -1226,6 +1226,20 @@ def answer_question(
     prompt_tokens = 0
     extract = None
     status = "ok"
+
+    def offline():
+        # the offline answerer: the default, and the fallback when the model fails
+        return extractive_answer(
+            question,
+            shown,
+            quantity=quantity,
+            max_sentences=opts["max_sentences"],
+            min_coverage=opts["min_coverage"],
+            max_unknown_share=opts["max_unknown_share"],
+            unknown_words=unknown_words,
+            context=context,
+        )
+
     if not shown:
         text, answerer, abstained = NO_SOURCES, "none", True
         status = "skipped"
@@ -1240,30 +1254,12 @@ def answer_question(
         except LLMError as exc:
             # Degrade, do not break: the offline answerer still answers, and the trace says why.
             status = "error"
-            extract = extractive_answer(
-                question,
-                shown,
-                quantity=quantity,
-                max_sentences=opts["max_sentences"],
-                min_coverage=opts["min_coverage"],
-                max_unknown_share=opts["max_unknown_share"],
-                unknown_words=unknown_words,
-                context=context,
-            )
+            extract = offline()
             text, answerer = extract.text, "extractive (model failed)"
             trace["model_error"] = type(exc).__name__
         abstained = checks.is_abstention(text)
     else:
-        extract = extractive_answer(
-            question,
-            shown,
-            quantity=quantity,
-            max_sentences=opts["max_sentences"],
-            min_coverage=opts["min_coverage"],
-            max_unknown_share=opts["max_unknown_share"],
-            unknown_words=unknown_words,
-            context=context,
-        )
+        extract = offline()
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
     stages.append(

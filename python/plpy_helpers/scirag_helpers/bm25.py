@@ -147,18 +147,19 @@ class _Seen:
     length = property(lambda self: self._length[: self.count])
     done = property(lambda self: self._done[: self.count])
 
-    def span_after(self, ids: np.ndarray) -> int:
-        """The span of the ids this call has seen, with these."""
+    def range_after(self, ids: np.ndarray) -> tuple[int, int]:
+        """The smallest and largest id this call has seen, with these."""
         lo, hi = int(ids.min()), int(ids.max())
         if self.call_lo is not None:
             lo, hi = min(lo, self.call_lo), max(hi, self.call_hi)
+        return lo, hi
+
+    def span_after(self, ids: np.ndarray) -> int:
+        lo, hi = self.range_after(ids)
         return hi - lo + 1
 
     def add(self, ids: np.ndarray, ti: np.ndarray, s: np.ndarray, dl: np.ndarray):
-        lo, hi = int(ids.min()), int(ids.max())
-        if self.call_lo is not None:
-            lo, hi = min(lo, self.call_lo), max(hi, self.call_hi)
-        self.call_lo, self.call_hi = lo, hi
+        lo, hi = self.call_lo, self.call_hi = self.range_after(ids)
         if lo < self.lo or hi >= self.lo + len(self.slot):
             # a table over this call's span, with room above for chunks added later;
             # the chunks seen so far keep their slots
@@ -308,10 +309,9 @@ def _rank(plpy, gd: dict, acc: _Seen, trace: dict, lexemes, idf, k1, b, avgdl, n
         bti = bcnt = order = np.empty(0, np.int64)
         bub = np.empty(0)
         tids = []
-    acc.reserve(int(bcnt.sum()) + len(fresh["ids"] or []))
-    trace["postings"] = trace["postings_read"] = len(fresh["ids"] or [])
-    trace["postings"] += int(bcnt.sum())
-    trace["blocks"] = len(order)
+    n_fresh = len(fresh["ids"] or [])
+    trace["postings"], trace["postings_read"], trace["blocks"] = int(bcnt.sum()) + n_fresh, n_fresh, len(order)
+    acc.reserve(trace["postings"])
     nb = len(order)
     sched = unread_schedule(bti, bub, order, nt)  # R after reading order[:p]
     posts = np.concatenate(([0], np.cumsum(bcnt[order])))  # postings in order[:p]
