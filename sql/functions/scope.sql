@@ -1,4 +1,4 @@
--- Deploy scirag:functions/scope
+-- Deploy scirag:functions/scope (rework for issue 23: the positive filters in scope_is_empty and current_scope)
 -- The one implementation of the caller's scope (DESIGN.md section 5). Row-level
 -- security policies call these once per query (as initplans), so every layer
 -- filters before it ranks.
@@ -189,11 +189,16 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+  -- The positive filters (functions/scope_filters) are parsed here too, so a bad value
+  -- stops the call with its 22023 before any layer runs (a policy raising inside one
+  -- layer would only show as an empty result), and a filter that admits no document
+  -- ends the call before any embedding or model work.
   RETURN cardinality(scirag.scope_licenses()) = 0
-      OR cardinality(coalesce(scirag.scope_sources(), '{x}')) = 0;
+      OR cardinality(coalesce(scirag.scope_sources(), '{x}')) = 0
+      OR cardinality(coalesce(scirag.scope_documents(), '{0}')) = 0;
 END $$;
 COMMENT ON FUNCTION scirag.scope_is_empty() IS
-  'True when the scope admits nothing, so callers can return before any embedding or model call (fail closed).';
+  'True when the scope admits nothing (no licence, no source, or positive filters that admit no visible document), so callers can return before any embedding or model call (fail closed); raises 22023 on a bad filter value.';
 
 CREATE OR REPLACE FUNCTION scirag.current_scope()
 RETURNS jsonb
@@ -211,9 +216,14 @@ AS $$
       SELECT count(*) FROM unnest(scirag.parse_list(scirag.scope_setting('scirag.exclude_documents', 65536))) AS x
       WHERE NOT EXISTS (SELECT 1 FROM scirag.document_keys k
                         WHERE k.external_id = x OR k.id = CASE WHEN x ~ '^[0-9]{1,18}$' THEN x::bigint END)),
-    'exclude_retracted', scirag.scope_exclude_retracted())
+    'exclude_retracted', scirag.scope_exclude_retracted(),
+    -- positive filters: which are set, and how many visible documents they admit
+    'filters', (SELECT coalesce(jsonb_object_agg(f, current_setting('scirag.' || f, true)), '{}')
+                FROM unnest(ARRAY['documents', 'years', 'authors', 'journals', 'dois']) AS f
+                WHERE coalesce(btrim(current_setting('scirag.' || f, true)), '') <> ''),
+    'filtered_documents', cardinality(scirag.scope_documents()))
 $$;
-COMMENT ON FUNCTION scirag.current_scope() IS 'The effective scope of this session, for humans and traces (ids are counted, not listed; excluded_documents_unresolved counts listed ids that match no document the caller could see).';
+COMMENT ON FUNCTION scirag.current_scope() IS 'The effective scope of this session, for humans and traces (ids are counted, not listed; excluded_documents_unresolved counts listed ids that match no document the caller could see; filters lists the positive filters set, filtered_documents how many visible documents they admit, NULL without filters).';
 
 REVOKE ALL ON FUNCTION scirag.scope_setting(text, int), scirag.raise_setting_error(text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
@@ -221,4 +231,5 @@ GRANT EXECUTE ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.s
   scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
   scirag.scope_is_empty(), scirag.current_scope()
   TO scirag_reader, scirag_loader, scirag_owner;
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -51,6 +51,7 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
             ("pdf", cli_eval.eval_pdf),
             ("retrieval", cli_eval.eval_retrieval),
             ("answer", cli_eval.eval_answer),
+            ("qasper", cli_eval.eval_qasper),
             ("report", cli_eval.eval_report),
         ],
     ),

@@ -248,3 +248,47 @@ def eval_report(
             dsns.append(db.with_dbname(base, DB_NAME))
     path = report.write_report(dsns, out)
     print(path)
+
+
+def eval_qasper(
+    data_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="folder with train.tar.gz and dev.tar.gz"),
+    split: str = typer.Option("dev", help="dev (report) or train (tune)"),
+    limit_papers: Optional[int] = typer.Option(None, "--papers", help="only the first N papers (by id) with questions"),
+    offset: int = typer.Option(0, help="skip the first N papers (by id)"),
+    answerer: str = typer.Option("extractive", help="extractive (offline) or model (needs a configured model)"),
+    k: int = typer.Option(10, "-k", help="chunks retrieved per question"),
+    max_sources: int = typer.Option(5, "--max-sources"),
+    profile: str = typer.Option("interactive"),
+    config_name: Optional[str] = typer.Option(None, help="label for the run (default: answerer and split)"),
+    out: Optional[Path] = typer.Option(None, help="also write one JSON line per question here"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+    dsn: Optional[str] = BenchDsnOption,
+):
+    """QASPER: load the split's papers (once) into their own database through the
+    normal loader, ask each question scoped to its own paper, and report Answer F1
+    (overall and per answer type), abstention precision/recall, evidence recall@5,
+    latency and confidence AUROC; the run and one row per question go to the eval tables."""
+    from scirag import qasper
+
+    if split not in ("dev", "train", "test"):
+        raise typer.BadParameter(f"--split {split!r}: use dev, train or test")
+    archive = data_dir / f"{split}.tar.gz"
+    papers, items = qasper.read_split(archive)
+    papers, items = qasper.select(papers, items, limit_papers, offset)
+    target = qasper.qasper_dsn(dsn, split)
+    qasper.build(target, papers)
+    options = {"k": k, "profile": profile, "answerer": answerer, "max_sources": max_sources}
+    db.echo(f"{len(items)} questions on {len(papers)} papers, {db.conninfo_to_dict(target).get('dbname')}")
+    rows = qasper.ask_all(target, items, options)
+    summary = qasper.summarize(rows)
+    name = config_name or f"{answerer} {split}"
+    run_id = qasper.store(target, split, name, options, rows, summary)
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r) + "\n")
+    if as_json:
+        print(json.dumps({"run": run_id, **summary}))
+    else:
+        print_table([{"metric": "run", "value": run_id}] + [{"metric": m, "value": v} for m, v in summary.items()],
+                    ["metric", "value"])

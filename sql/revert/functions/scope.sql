@@ -1,3 +1,5 @@
--- Revert scirag:functions/scope (back to functions/scope@v1.1: the ceiling follows current_user)
-\ir ../../functions/scope@v1.1.sql
-DROP FUNCTION scirag.scope_role();
+-- Revert scirag:functions/scope (back to functions/scope@v1.3: no positive filters in scope_is_empty and current_scope)
+\ir ../../functions/scope@v1.3.sql
+BEGIN;
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
+COMMIT;

@@ -26,3 +26,15 @@ BEGIN
   ASSERT pg_get_functiondef('scirag.scope_ceiling()'::regprocedure) LIKE '%scirag.scope_role()%',
          'scope_ceiling must key the ceiling on scope_role()';
 END $$;
+-- functions/scope (issue 23 rework): the positive filters fail closed with 22023
+DO $$
+BEGIN
+  PERFORM set_config('scirag.years', '19x9', true);
+  BEGIN
+    PERFORM scirag.scope_is_empty();
+    RAISE EXCEPTION 'scope_is_empty accepted scirag.years = 19x9';
+  EXCEPTION WHEN invalid_parameter_value THEN NULL;
+  END;
+  PERFORM set_config('scirag.years', '', true);
+  ASSERT pg_get_functiondef('scirag.current_scope()'::regprocedure) LIKE '%filtered_documents%', 'current_scope must report the filters';
+END $$;
