@@ -14,7 +14,7 @@ dsn="${1:?usage: scripts/pgtap.sh DSN [--shuffle]}"
 shuffle="${2:-}"
 [ -z "$shuffle" ] || [ "$shuffle" = "--shuffle" ] || die "usage: scripts/pgtap.sh DSN [--shuffle] (got $shuffle)"
 cd "$SCIRAG_ROOT"
-clean_index=(tests/pgtap/03_scope_layers.sql tests/pgtap/04_retrieve_contract.sql)
+clean_index=(tests/pgtap/03_scope_layers.sql tests/pgtap/04_retrieve_contract.sql tests/pgtap/09_scope_filters.sql)
 rest=()
 for f in tests/pgtap/*.sql; do
   case " ${clean_index[*]} " in *" $f "*) ;; *) rest+=("$f") ;; esac

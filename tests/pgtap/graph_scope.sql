@@ -3,7 +3,7 @@
 -- or contribute a candidate to the walk, alias seeding included; every check has
 -- a control showing that the same evidence IS used when the scope admits it.
 BEGIN;
-SELECT plan(39);
+SELECT plan(42);
 \ir helpers/fixtures.psql
 \ir helpers/graph_fixtures.psql
 -- this suite tests the graph policies themselves: readers may SELECT here, inside this
@@ -163,6 +163,16 @@ SET LOCAL scirag.graph_citation_hop = 'on';
 SELECT ok(tests.graph_hits(:q) @> ARRAY['g-cite:1'], 'citation_hop on: a resolved citation brings the cited document');
 SELECT ok(NOT tests.graph_hits(:q) && ARRAY['g-cite-r:1'], 'citation_hop: scope applies to the neighbouring document');
 SET LOCAL scirag.graph_citation_hop = 'off';
+
+-- positive filters (scirag.documents): only admitted documents seed, extend or supply the walk
+SET LOCAL scirag.documents = 'g-a,g-b';
+SELECT is(tests.graph_hits(:q), ARRAY['g-a:1', 'g-b:1'], 'documents g-a,g-b: the walk stops at the admitted documents');
+SET LOCAL scirag.documents = 'g-a,g-c';
+SELECT is(tests.graph_hits(:q), ARRAY['g-a:1'], 'documents g-a,g-c: an edge stated only in a document outside the filter does not extend the walk');
+SET LOCAL scirag.years = '2023';
+SELECT is(tests.graph_hits(:q), '{}'::text[], 'years 2023 (the fixtures are of 2024): nothing seeds');
+RESET scirag.documents;
+RESET scirag.years;
 
 -- ---------------------------------------------------------------- the hub bound
 SELECT tests.as_role('scirag_loader');

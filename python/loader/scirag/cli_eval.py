@@ -290,5 +290,7 @@ def eval_qasper(
     if as_json:
         print(json.dumps({"run": run_id, **summary}))
     else:
-        print_table([{"metric": "run", "value": run_id}] + [{"metric": m, "value": v} for m, v in summary.items()],
-                    ["metric", "value"])
+        print_table(
+            [{"metric": "run", "value": run_id}] + [{"metric": m, "value": v} for m, v in summary.items()],
+            ["metric", "value"],
+        )

@@ -244,7 +244,9 @@ def ask_all(
                     "confidence": result.get("confidence"),
                     "prediction": pred,
                     "evidence_hit": evidence_hit(result, it.answers),
-                    "retrieved": [r.get("external_id") or str(r.get("chunk_id")) for r in result.get("retrieval") or []],
+                    "retrieved": [
+                        r.get("external_id") or str(r.get("chunk_id")) for r in result.get("retrieval") or []
+                    ],
                     "ms": round(ms, 1),
                 }
             )

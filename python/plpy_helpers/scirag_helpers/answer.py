@@ -22,7 +22,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
-from scirag_helpers import checks, prompts
+from scirag_helpers import answer_forms, checks, prompts
 from scirag_helpers import text as text_rules
 from scirag_helpers.llm import LLMError, parse_json_response
 
@@ -50,6 +50,7 @@ ENRICH_KEYS = {"min_word_count": (0, 100000), "max_word_count": (1, 100000)}
 CONSOLIDATE_KEYS = {"coverage_threshold", "line_gap", "min_content_length", "enrich_from_parent"}
 
 NO_SOURCES = f"{prompts.ABSTAIN_LEAD} any evidence for this question within your scope."
+NOT_ANSWERED = f"{prompts.ABSTAIN_LEAD} an answer to this question within your scope."
 MAX_QUESTION_CHARS = 4000
 UNSUPPORTED = (
     f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
@@ -1262,6 +1263,12 @@ def answer_question(
         extract = offline()
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
+    form = None
+    if shown and answerer.startswith("extractive"):
+        # the answer in the question's form: "Yes"/"No", a span, a number; the
+        # sentence answer stays below it as the cited support
+        form = answer_forms.decide(question, shown, terms)
+        text, abstained = with_form(text, abstained, form)
     stages.append(
         {
             "stage": "generate",
@@ -1301,6 +1308,9 @@ def answer_question(
         "abstained": abstained,
         "answerer": answerer,
         "intent": intent.intent,
+        "answer_type": form.answer_type if form else answer_forms.question_type(question),
+        "short_answer": None if abstained or form is None else form.short,
+        "confidence": 0.0 if abstained else (form.confidence if form else None),
         "citations": [citation_entry(s) for s in sources if s["n"] in cited],
         "sources": [
             {**citation_entry(s), "shown": s["shown"], **({"relevance": s["relevance"]} if "relevance" in s else {})}
@@ -1346,6 +1356,21 @@ def answer_question(
     trace["ms"] = round(trace.get("ms", 0) + _ms(t_all), 2)
     result["trace"] = trace
     return result
+
+
+def with_form(text: str, abstained: bool, form) -> tuple[str, bool]:
+    """The sentence answer led by its short form, or an abstention when the form
+    model says the sources do not answer the question."""
+    if form.abstain:
+        return NOT_ANSWERED, True
+    if abstained or not form.short:
+        return text, abstained
+    short = form.short.rstrip(" .")
+    if form.answer_type == "yes_no":
+        return f"{short}. {text}", False
+    if form.short == form.support:
+        return text, False  # the whole sentence is the answer: say it once
+    return f"{short} [{form.n}].\n\n{text}", False
 
 
 def _json(v):

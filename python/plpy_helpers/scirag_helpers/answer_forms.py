@@ -1,0 +1,414 @@
+"""Answer forms: what kind of answer a question wants, and the short answer itself.
+
+The sentence answer of the offline answerer names the right passage but rarely the
+words a reader asked for: "Which datasets?" wants "SQuAD, TriviaQA", not a sentence
+about them; "Does it ...?" wants "Yes" or "No" first. This module reads the question's
+form and picks, from the sentences of the shown sources, the shortest span that
+answers, with the sentence kept as the cited support, and says how sure it is.
+
+Three small linear models do the deciding (weights in models/answer_forms.json, made
+by scripts/train_answerer.py from the QASPER *train* split only): a span scorer that
+predicts the token F1 of each candidate span, a yes/no decider, and an abstainer that
+predicts that the paper does not answer the question. Features are plain token facts
+(length, overlap with the question, capitals, digits, punctuation around the span,
+the sentence's rank); no model is downloaded. Pure Python, no plpy: testable alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scirag_helpers import text as textmod
+
+MODEL_PATH = Path(__file__).with_name("models") / "answer_forms.json"
+QTYPES = ("yes_no", "number", "list", "definition", "description")
+MAX_SPAN = 10  # tokens; gold short answers are rarely longer
+MAX_SENTENCES = 3  # candidate sentences per question
+MAX_SENTENCE_TOKENS = 60  # a longer "sentence" (a table row run, a list) is cut there
+MAX_QUESTION_CHARS = 4000
+
+_TOKEN = re.compile(r"\w+(?:[-.'’/]\w+)*%?|[^\w\s]")
+_AUX = re.compile(
+    r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might|must|shall)\b", re.I
+)
+_HOW_MANY = re.compile(
+    r"\b(how (many|much|large|big|long|small|often|fast|well)|what (is|was|are|were) the "
+    r"(number|size|amount|percentage|accuracy|score|performance|f1|bleu)|by how much)\b",
+    re.I,
+)
+_LIST = re.compile(
+    r"^(what|which)\s+(\w+\s+){0,3}?(datasets?|corpora|languages?|models?|baselines?|metrics?|features?|tasks?|"
+    r"methods?|architectures?|approaches?|algorithms?|classifiers?|sources?|domains?|measures?|benchmarks?|"
+    r"systems?|techniques?|resources?|types?|kinds?|categories|labels?|embeddings?|networks?|variants?)\b",
+    re.I,
+)
+_DEFINITION = re.compile(r"^(what|who)\s+(is|are|was|were)\s+(an?\s+|the\s+)?[\w-]+(\s+[\w-]+){0,3}\s*\??$", re.I)
+_NEGATION = frozenset(
+    "not no never neither nor none cannot can't don't doesn't didn't isn't aren't wasn't weren't without lack "
+    "lacks fail fails failed unable unlike".split()
+)
+_CUES = frozenset(
+    "such as including namely called named use uses used using on from of is are was were by as : ( with".split()
+)
+_PUNCT = frozenset(",.;:()[]{}\"'!?")
+_STOP = frozenset(
+    "a an the of in on for to and or with by as at from is are was were be been this that these those it its "
+    "we our they their which what who how do does did can could has have had will would should may might".split()
+)
+
+
+def question_type(question: str) -> str:
+    """yes_no, number, list, definition or description, from the question's form."""
+    q = " ".join((question or "")[:MAX_QUESTION_CHARS].split())
+    if _AUX.match(q) and not re.search(r"\bor\b", q, re.I):
+        return "yes_no"
+    if _HOW_MANY.search(q):
+        return "number"
+    if _LIST.match(q):
+        return "list"
+    if _DEFINITION.match(q):
+        return "definition"
+    return "description"
+
+
+def tokens(s: str) -> list[str]:
+    return _TOKEN.findall(s or "")
+
+
+@dataclass
+class Candidate:
+    text: str
+    n: int  # the source it comes from (citation number)
+    sentence: str
+    features: dict = field(default_factory=dict)
+    score: float = 0.0
+
+
+@dataclass
+class Form:
+    answer_type: str
+    short: str | None  # the short answer ("Yes", a span, a number with its unit); None: abstain
+    support: str | None  # the sentence that holds it
+    n: int | None  # its source number
+    confidence: float
+    abstain: bool = False
+    details: dict = field(default_factory=dict)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
+def _dot(weights: dict, feats: dict) -> float:
+    return sum(weights.get(k, 0.0) * v for k, v in feats.items())
+
+
+_MODEL_CACHE: dict = {}
+
+
+def load_model(path: Path = MODEL_PATH) -> dict | None:
+    """The trained weights (cached per process); None when the file is missing, in
+    which case the forms fall back to sentence answers and a prior yes."""
+    key = str(path)
+    if key not in _MODEL_CACHE:
+        try:
+            _MODEL_CACHE[key] = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            _MODEL_CACHE[key] = None
+    return _MODEL_CACHE[key]
+
+
+_CUE_WORDS = {
+    "cue_data": re.compile(r"\b(datasets?|corpus|corpora|collected|annotated|benchmarks?)\b", re.I),
+    "cue_use": re.compile(r"\b(we (use|used|employ|adopt|apply|train|evaluate|choose|select)|using|based on)\b", re.I),
+    "cue_result": re.compile(r"\b(achiev\w*|outperform\w*|improv\w*|accuracy|f1|bleu|score[sd]?|results?)\b", re.I),
+    "cue_propose": re.compile(r"\b(we (propose|introduce|present)|our (model|method|approach))\b", re.I),
+    "cue_define": re.compile(r"\b(is defined as|refers? to|consists? of|is a|are a|denotes?)\b", re.I),
+    "cue_example": re.compile(r"\b(such as|including|namely|e\.g\.|for example)\b", re.I),
+}
+
+
+def sentence_table(question: str, shown: list[dict], terms) -> list[dict]:
+    """Every sentence of the shown sources with its features (unranked)."""
+    q = list(dict.fromkeys(terms(question)))
+    qtype = question_type(question)
+    qpairs = set(zip(q, q[1:]))
+    sents = []
+    for rank, s in enumerate(shown):
+        own = [x for x in textmod.paragraph_sentences(s.get("text") or "") if len(x) >= 12]
+        for pos, sent in enumerate(own):
+            ts = terms(sent)
+            sents.append(
+                {
+                    "n": s["n"],
+                    "sentence": sent,
+                    "rank": rank,
+                    "pos": pos,
+                    "of": len(own),
+                    "terms": set(ts),
+                    "pairs": set(zip(ts, ts[1:])),
+                }
+            )
+    if not q or not sents:
+        return []
+    df = {t: sum(1 for x in sents if t in x["terms"]) for t in q}
+    w = {t: math.log(1 + len(sents) / (1 + df[t])) for t in q}
+    total = sum(w.values()) or 1.0
+    for x in sents:
+        x["cov"] = sum(w[t] for t in q if t in x["terms"]) / total
+    order = sorted(range(len(sents)), key=lambda i: -sents[i]["cov"])
+    for r, i in enumerate(order):
+        sents[i]["cov_rank"] = r
+    for x in sents:
+        sent = x["sentence"]
+        toks = tokens(sent)
+        f = {
+            "bias": 1.0,
+            "cov": x["cov"],
+            "cov2": x["cov"] ** 2,
+            f"covrank_{min(x['cov_rank'], 5)}": 1.0,
+            "share_q": len(set(q) & x["terms"]) / len(set(q)),
+            "pairs": min(len(qpairs & x["pairs"]), 3) / 3,
+            f"src_{min(x['rank'], 4)}": 1.0,
+            "pos": x["pos"] / max(x["of"], 1),
+            "first": float(x["pos"] == 0),
+            "log_len": math.log(1 + len(toks)),
+            "digits": float(any(ch.isdigit() for ch in sent)),
+            "percent": float("%" in sent),
+            "acronym": float(any(len(t) >= 2 and t.isupper() and t.isalpha() for t in toks)),
+            "commas": min(sent.count(","), 4) / 4,
+            "table": float(" | " in sent),
+        }
+        for name, rx in _CUE_WORDS.items():
+            f[name] = float(bool(rx.search(sent)))
+        for k in (
+            "cov",
+            "digits",
+            "percent",
+            "acronym",
+            "commas",
+            "cue_data",
+            "cue_use",
+            "cue_result",
+            "cue_define",
+            "cue_example",
+            "cue_propose",
+        ):
+            f[f"{qtype}*{k}"] = f[k]
+        x["features"] = f
+    return sents
+
+
+def rank_sentences(
+    question: str, shown: list[dict], terms, model: dict | None = None
+) -> list[tuple[float, int, str, int]]:
+    """(score, source n, sentence, source rank) of the shown sources' sentences, best
+    first: by the trained sentence scorer when there is one, else by the idf-weighted
+    share of the question's terms a sentence holds. ``terms`` is the answerer's word
+    normaliser."""
+    table = sentence_table(question, shown, terms)
+    w = (model or {}).get("sentence", {}).get("weights")
+    out = [
+        (_dot(w, x["features"]) if w else x["cov"] - 0.02 * x["rank"], x["n"], x["sentence"], x["rank"]) for x in table
+    ]
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+def _len_bucket(n: int) -> str:
+    for hi, name in ((1, "1"), (2, "2"), (3, "3"), (5, "4_5"), (8, "6_8")):
+        if n <= hi:
+            return name
+    return "9_12"
+
+
+def span_features(
+    qtype: str, toks: list[str], in_q: list[bool], i: int, j: int, sent_rank: int, sent_score: float, best_score: float
+) -> dict:
+    """Features of the span toks[i:j] of a sentence (i == 0 and j == len(toks) is the
+    whole sentence); in_q[k] says whether token k is one of the question's terms."""
+    span = toks[i:j]
+    words = [t for t in span if t not in _PUNCT]
+    content = [k for k in range(i, j) if toks[k] not in _PUNCT and toks[k].lower() not in _STOP]
+    n = max(len(words), 1)
+    hits = sum(1 for k in content if in_q[k])
+    whole = i == 0 and j == len(toks)
+    prev = toks[i - 1].lower() if i > 0 else ""
+    prev2 = " ".join(x.lower() for x in toks[max(0, i - 2) : i])
+    nxt = toks[j] if j < len(toks) else "."
+    left = next((i - k for k in range(i - 1, -1, -1) if in_q[k]), 30)
+    right = next((k - j + 1 for k in range(j, len(toks)) if in_q[k]), 30)
+    dist = min(left, right)
+    f = {
+        "bias": 1.0,
+        f"len_{'whole' if whole else _len_bucket(len(words))}": 1.0,
+        "log_len": math.log(1 + len(words)),
+        "frac_q": hits / max(len(content), 1),
+        "any_q": float(hits > 0),
+        "frac_stop": 1 - len(content) / n,
+        "cap": sum(1 for k, t in enumerate(span) if t[:1].isupper() and (i + k) > 0) / n,
+        "acronym": float(any(len(t) >= 2 and t.isupper() and t.isalpha() for t in span)),
+        "digit": float(any(any(ch.isdigit() for ch in t) for t in span)),
+        "percent": float(any(t.endswith("%") for t in span) or nxt == "%"),
+        "in_parens": float(prev == "(" and nxt == ")"),
+        "after_q": float(i > 0 and in_q[i - 1]),
+        "dist_q": min(dist, 30) / 10.0,
+        "near_q": float(dist <= 3),
+        "end_punct": float(nxt in _PUNCT),
+        "after_cue": float(prev in _CUES or prev2 in ("such as", "as follows")),
+        "after_comma": float(prev in (",", ":")),
+        "starts_sent": float(i == 0),
+        "comma_in": float("," in span),
+        "and_in": float("and" in (t.lower() for t in span)),
+        f"srank_{min(sent_rank, 3)}": 1.0,
+        "sent_score": sent_score,
+        "sent_gap": best_score - sent_score,
+        "edge_stop": float(span[0].lower() in _STOP or span[-1].lower() in _STOP),
+    }
+    for k in (
+        "len_1",
+        "len_2",
+        "len_3",
+        "len_4_5",
+        "len_6_8",
+        "len_9_12",
+        "len_whole",
+        "digit",
+        "cap",
+        "acronym",
+        "frac_q",
+        "comma_in",
+        "after_cue",
+    ):
+        if k in f:
+            f[f"{qtype}*{k}"] = f[k]
+    f[f"q_{qtype}"] = 1.0
+    return f
+
+
+def candidates(question: str, shown: list[dict], terms, model: dict | None = None) -> tuple[str, list[Candidate], list]:
+    """The question type and every candidate span (and whole sentence) of the best
+    sentences, with features."""
+    qtype = question_type(question)
+    qterms = set(terms(question))
+    ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
+    out: list[Candidate] = []
+    best = ranked[0][0] if ranked else 0.0
+    for r, (score, n, sent, _rank) in enumerate(ranked):
+        clean = re.sub(r"\s?\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]", "", sent)
+        toks = tokens(clean)[:MAX_SENTENCE_TOKENS]
+        if not toks:
+            continue
+        in_q = [bool(set(terms(t)) & qterms) for t in toks]
+        out.append(
+            Candidate(clean.strip(), n, clean.strip(), span_features(qtype, toks, in_q, 0, len(toks), r, score, best))
+        )
+        for i in range(len(toks)):
+            if toks[i] in _PUNCT or toks[i].lower() in _STOP:
+                continue
+            for j in range(i + 1, min(i + MAX_SPAN, len(toks)) + 1):
+                last = toks[j - 1]
+                if last in _PUNCT or last.lower() in _STOP:
+                    continue
+                if i == 0 and j == len(toks):
+                    continue
+                out.append(
+                    Candidate(
+                        detokenize(toks[i:j]), n, clean.strip(), span_features(qtype, toks, in_q, i, j, r, score, best)
+                    )
+                )
+    return qtype, out, ranked
+
+
+def detokenize(toks: list[str]) -> str:
+    s = " ".join(toks)
+    s = re.sub(r"\s+([,.;:)\]%])", r"\1", s)
+    return re.sub(r"([(\[])\s+", r"\1", s)
+
+
+def yes_no_features(question: str, ranked: list) -> dict:
+    top = ranked[0][2].lower() if ranked else ""
+    toks = set(tokens(top))
+    q = set(tokens(question.lower()))
+    return {
+        "bias": 1.0,
+        "neg_top": float(bool(toks & _NEGATION)),
+        "neg_q": float(bool(q & _NEGATION)),
+        "top_score": ranked[0][0] if ranked else 0.0,
+        "any_q": float("any" in q),
+        "only_q": float("only" in q),
+        "both": float(bool(toks & _NEGATION) and bool(q & _NEGATION)),
+    }
+
+
+def abstain_features(question: str, ranked: list, shown: list[dict], terms, qtype: str) -> dict:
+    qt = set(terms(question))
+    seen = set()
+    for s in shown:
+        seen |= set(terms(s.get("text") or ""))
+    top = [r[0] for r in ranked[:3]] + [0.0, 0.0, 0.0]
+    return {
+        "bias": 1.0,
+        "top1": top[0],
+        "top2": top[1],
+        "top3": top[2],
+        "q_found": len(qt & seen) / max(len(qt), 1),
+        "q_len": math.log(1 + len(qt)),
+        "no_sources": float(not shown),
+        f"q_{qtype}": 1.0,
+    }
+
+
+def decide(question: str, shown: list[dict], terms, model: dict | None = None) -> Form:
+    """The answer form for one question over the shown sources."""
+    model = model if model is not None else load_model()
+    qtype, cands, ranked = candidates(question, shown, terms, model)
+    if not ranked:
+        return Form(qtype, None, None, None, 0.0, abstain=True, details={"reason": "no sentence"})
+    top_score, top_n, top_sent = ranked[0][0], ranked[0][1], ranked[0][2]
+    if model is None:
+        # no trained weights: the best sentence, and the QASPER-style prior "Yes"
+        short = "Yes" if qtype == "yes_no" else top_sent
+        return Form(qtype, short, top_sent, top_n, round(top_score, 4), details={"model": None})
+    p_unanswerable = _sigmoid(
+        _dot(model["abstain"]["weights"], abstain_features(question, ranked, shown, terms, qtype))
+    )
+    if p_unanswerable >= model["abstain"]["threshold"]:
+        return Form(
+            qtype,
+            None,
+            None,
+            None,
+            round(1 - p_unanswerable, 4),
+            abstain=True,
+            details={"p_unanswerable": round(p_unanswerable, 4)},
+        )
+    if qtype == "yes_no":
+        p_yes = _sigmoid(_dot(model["yes_no"]["weights"], yes_no_features(question, ranked)))
+        short = "Yes" if p_yes >= 0.5 else "No"
+        conf = max(p_yes, 1 - p_yes) * (1 - p_unanswerable)
+        return Form(
+            qtype,
+            short,
+            top_sent,
+            top_n,
+            round(conf, 4),
+            details={"p_yes": round(p_yes, 4), "p_unanswerable": round(p_unanswerable, 4)},
+        )
+    w = model["span"]["weights"]
+    for c in cands:
+        c.score = _dot(w, c.features)
+    best = max(cands, key=lambda c: c.score)
+    conf = max(0.0, min(1.0, best.score)) * (1 - p_unanswerable)
+    return Form(
+        qtype,
+        best.text,
+        best.sentence,
+        best.n,
+        round(conf, 4),
+        details={"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)},
+    )

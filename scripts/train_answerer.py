@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Trains the answer-form models (python/plpy_helpers/scirag_helpers/models/answer_forms.json)
+on the QASPER *train* split only: a span scorer (ridge regression on each candidate
+span's token F1 against the annotators), a yes/no decider and an abstainer (logistic
+regressions). Dev is never read here.
+
+    scripts/train_answerer.py [--papers 200] [--data ../shared/data/qasper]
+
+It loads the papers through `scirag eval qasper --split train --papers N` first if
+they are missing (the same database, scirag_qasper_train), asks every question as a
+reader scoped to its paper to see exactly the sources the answerer is shown, and
+splits the papers 80/20 (seeded) into a fitting part and a checking part, whose
+figures it prints and stores in the model file. numpy only; deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
+
+from scirag import qasper  # noqa: E402
+from scirag.evalqa import reader_connection  # noqa: E402
+from scirag_helpers import answer, answer_forms  # noqa: E402
+
+SEED = 13
+RIDGE = 1.0
+
+
+def collect(dsn: str, items: list[qasper.Item], options: dict) -> list[dict]:
+    """Each question with the sources the answerer is shown."""
+    out = []
+    opts = {**options, "include_content": True}
+    t0 = time.monotonic()
+    with reader_connection(dsn) as reader:
+        for i, it in enumerate(items, 1):
+            reader.execute("SELECT set_config('scirag.documents', %s, false)", (qasper.doc_id(it.paper_id),))
+            res = reader.execute("SELECT scirag.answer(%s, %s)", (it.question, json.dumps(opts))).fetchone()[0]
+            out.append({"item": it, "shown": res.get("prompt_sources") or []})
+            if i % 100 == 0 or i == len(items):
+                print(f"collected {i}/{len(items)} ({i / (time.monotonic() - t0):.1f}/s)", file=sys.stderr)
+    return out
+
+
+def gold(it: qasper.Item) -> dict:
+    kinds = [qasper.reference(a)[1] for a in it.answers]
+    yes = [a["yes_no"] for a in it.answers if a.get("yes_no") is not None and not a.get("unanswerable")]
+    return {
+        "unanswerable": kinds.count("unanswerable") * 2 > len(kinds),
+        "yes_no": (sum(yes) * 2 >= len(yes)) if yes and len(yes) * 2 >= len(kinds) else None,
+        "texts": [
+            qasper.reference(a)[0] for a in it.answers if qasper.reference(a)[1] in ("extractive", "abstractive")
+        ],
+    }
+
+
+def matrix(feats: list[dict], names: list[str]) -> np.ndarray:
+    index = {n: i for i, n in enumerate(names)}
+    x = np.zeros((len(feats), len(names)))
+    for r, f in enumerate(feats):
+        for k, v in f.items():
+            if k in index:
+                x[r, index[k]] = v
+    return x
+
+
+def ridge(x: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
+    a = x.T @ x + lam * np.eye(x.shape[1])
+    return np.linalg.solve(a, x.T @ y)
+
+
+def logistic(x: np.ndarray, y: np.ndarray, lam: float = 1.0, iters: int = 50) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method."""
+    w = np.zeros(x.shape[1])
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -30, 30)))
+        g = x.T @ (p - y) + lam * w
+        h = (x * (p * (1 - p))[:, None]).T @ x + lam * np.eye(x.shape[1])
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def names_of(feats: list[dict]) -> list[str]:
+    return sorted({k for f in feats for k in f})
+
+
+def gold_recall(sentence: str, golds: list[str]) -> float:
+    """How much of the best annotator's answer a sentence holds (token recall)."""
+    have = collections.Counter(qasper.normalize_answer(sentence).split())
+    best = 0.0
+    for g in golds:
+        ref = collections.Counter(qasper.normalize_answer(g).split())
+        if ref:
+            best = max(best, sum((ref & have).values()) / sum(ref.values()))
+    return best
+
+
+def fitted(feats: list[dict], y: list[float], how) -> dict:
+    names = names_of(feats)
+    w = how(matrix(feats, names), np.array(y))
+    return {"weights": {n: round(float(v), 6) for n, v in zip(names, w)}, "examples": len(y)}
+
+
+def fit(rows: list[dict]) -> dict:
+    terms = answer.terms
+    model: dict = {}
+    # 1. sentences: which sentence of the shown sources holds the answer
+    sent_feats, sent_y = [], []
+    for r in rows:
+        g = r["gold"]
+        if g["unanswerable"] or not g["texts"]:
+            continue
+        for x in answer_forms.sentence_table(r["item"].question, r["shown"], terms):
+            sent_feats.append(x["features"])
+            sent_y.append(gold_recall(x["sentence"], g["texts"]))
+    model["sentence"] = fitted(sent_feats, sent_y, lambda x, y: ridge(x, y, RIDGE))
+    # 2. spans within the best sentences, yes/no, and abstention features
+    span_feats, span_y, yn_feats, yn_y, ab_feats, ab_y = [], [], [], [], [], []
+    for r in rows:
+        it, shown, g = r["item"], r["shown"], r["gold"]
+        qtype, cands, ranked = answer_forms.candidates(it.question, shown, terms, model)
+        if not ranked:
+            continue
+        ab_feats.append(answer_forms.abstain_features(it.question, ranked, shown, terms, qtype))
+        ab_y.append(float(g["unanswerable"]))
+        if g["unanswerable"]:
+            continue
+        if qtype == "yes_no" and g["yes_no"] is not None:
+            yn_feats.append(answer_forms.yes_no_features(it.question, ranked))
+            yn_y.append(float(g["yes_no"]))
+        if g["texts"] and qtype != "yes_no":
+            for c in cands:
+                span_feats.append(c.features)
+                span_y.append(max(qasper.token_f1(c.text, t) for t in g["texts"]))
+    model["span"] = fitted(span_feats, span_y, lambda x, y: ridge(x, y, RIDGE))
+    model["yes_no"] = {**fitted(yn_feats, yn_y, logistic), "share_yes": round(float(np.mean(yn_y)), 4)}
+    model["abstain"] = {**fitted(ab_feats, ab_y, logistic), "share_unanswerable": round(float(np.mean(ab_y)), 4)}
+    # 3. the abstention threshold that maximises Answer F1 on the fitting part: each
+    #    question's answer is computed once, abstaining scores "Unanswerable" instead
+    model["abstain"]["threshold"] = 2.0
+    outcomes = []
+    for r in rows:
+        form = answer_forms.decide(r["item"].question, r["shown"], terms, model)
+        p = form.details.get("p_unanswerable", 1.0)
+        answered = qasper.score(form.short or "", r["item"].answers)[0] if not form.abstain else 0.0
+        outcomes.append((p, answered, qasper.score(qasper.UNANSWERABLE, r["item"].answers)[0]))
+    best = (-1.0, 2.0)
+    for th in [x / 100 for x in range(5, 100)] + [2.0]:
+        f1 = np.mean([u if p >= th else a for p, a, u in outcomes])
+        if f1 > best[0] + 1e-9:
+            best = (f1, th)
+    model["abstain"]["threshold"] = best[1]
+    return model
+
+
+def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
+    form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model)
+    pred = qasper.UNANSWERABLE if form.abstain else (form.short or "")
+    f1, kind = qasper.score(pred, r["item"].answers)
+    return f1, kind, form.abstain
+
+
+def report(rows: list[dict], model: dict | None) -> dict:
+    by: dict = {}
+    total = []
+    for r in rows:
+        f1, kind, _ = score_row(r, model) if model is not None else (0.0, "", False)
+        total.append(f1)
+        by.setdefault(kind, []).append(f1)
+    out = {"questions": len(rows), "answer_f1": round(float(np.mean(total)), 4)}
+    out.update({f"f1_{k}": round(float(np.mean(v)), 4) for k, v in sorted(by.items())})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "qasper")
+    ap.add_argument("--papers", type=int, default=200, help="first N train papers (by id) with questions")
+    ap.add_argument("--dsn", default=None)
+    ap.add_argument("--out", type=Path, default=answer_forms.MODEL_PATH)
+    args = ap.parse_args()
+    papers, items = qasper.read_split(args.data / "train.tar.gz")
+    papers, items = qasper.select(papers, items, args.papers)
+    dsn = qasper.qasper_dsn(args.dsn, "train")
+    qasper.build(dsn, papers)
+    options = {"k": 10, "profile": "interactive", "answerer": "extractive", "max_sources": 5}
+    rows = collect(dsn, items, options)
+    for r in rows:
+        r["gold"] = gold(r["item"])
+    ids = sorted(papers)
+    random.Random(SEED).shuffle(ids)
+    check_ids = set(ids[: len(ids) // 5])
+    fit_rows = [r for r in rows if r["item"].paper_id not in check_ids]
+    check_rows = [r for r in rows if r["item"].paper_id in check_ids]
+    t0 = time.monotonic()
+    model = fit(fit_rows)
+    model["trained"] = {
+        "data": "QASPER v0.3 train split (CC BY 4.0), first papers by id",
+        "papers": len(papers),
+        "questions_fit": len(fit_rows),
+        "questions_check": len(check_rows),
+        "seed": SEED,
+        "ridge": RIDGE,
+        "options": options,
+        "date": date.today().isoformat(),
+        "fit_seconds": round(time.monotonic() - t0, 1),
+        "fit": report(fit_rows, model),
+        "check": report(check_rows, model),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(json.dumps(model["trained"], indent=1))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+-- Positive scope filters (scirag.documents, years, authors, journals, dois): they only
+-- narrow, in every layer, before it ranks. Two public documents of one source: "other"
+-- matches the query better than "chosen" in both the dense and the keyword sense, so
+-- a layer that filtered after ranking would come back short at k = 5.
+VACUUM (SKIP_LOCKED) scirag.chunks;
+BEGIN;
+SELECT plan(22);
+\ir helpers/fixtures.psql
+
+CREATE TABLE tests.qv AS SELECT tests.frame_vec(0) AS q;
+GRANT SELECT ON tests.qv TO PUBLIC;
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_doc('sf-chosen', 'public', 'src_sf',
+  (SELECT array_agg(format('quokka burrow note %s with several unrelated filler words about other matters', i) ORDER BY i)
+   FROM generate_series(1, 5) i),
+  (SELECT array_agg(tests.fvec(40 + i, i * 50, 0) ORDER BY i) FROM generate_series(1, 5) i),
+  tag => 'chosen') AS doc_chosen \gset
+SELECT tests.add_doc('sf-other', 'public', 'src_sf',
+  (SELECT array_agg(format('quokka burrow quokka burrow report %s', i) ORDER BY i) FROM generate_series(1, 5) i),
+  (SELECT array_agg(tests.fvec(i, i * 50, 0) ORDER BY i) FROM generate_series(1, 5) i),
+  tag => 'other') AS doc_other \gset
+SELECT tests.add_doc('sf-restricted', 'restricted', 'src_sf',
+  (SELECT array_agg(format('quokka burrow quokka burrow secret %s', i) ORDER BY i) FROM generate_series(1, 5) i),
+  (SELECT array_agg(tests.fvec(5 + i, i * 50, 0) ORDER BY i) FROM generate_series(1, 5) i),
+  tag => 'restricted') AS doc_restricted \gset
+SELECT tests.as_role(NULL);
+UPDATE scirag.documents SET year = 2019, authors = ARRAY['Lovelace, Ada', 'Bo Fixture'],
+       journal = 'Journal of Marsupial Tests', doi = '10.5555/ABC.1' WHERE id = :doc_chosen;
+UPDATE scirag.documents SET year = 2021, authors = ARRAY['Alan Turing'],
+       journal = 'Other Venue', doi = '10.5555/xyz.2' WHERE id = :doc_other;
+UPDATE scirag.documents SET year = 2019, authors = ARRAY['Lovelace, Ada'],
+       journal = 'Journal of Marsupial Tests', doi = '10.5555/secret.3' WHERE id = :doc_restricted;
+
+-- the rows each layer returns, as the tag of their documents
+CREATE FUNCTION tests.tags_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE v text;
+BEGIN
+  EXECUTE format('SELECT string_agg(DISTINCT f.tag, '','' ORDER BY f.tag) FROM (%s) q JOIN tests.fx f USING (chunk_id)', query)
+    INTO v;
+  RETURN coalesce(v, '');
+END $$;
+GRANT EXECUTE ON FUNCTION tests.tags_of(text) TO PUBLIC;
+
+SELECT tests.as_role('scirag_reader');
+SET LOCAL scirag.sources = 'src_sf';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_keyword('quokka burrow', 5)$$), 'other',
+  'control: unfiltered, the five best BM25 chunks are the other document''s');
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_vector((SELECT q FROM tests.qv), 5)$$), 'other',
+  'control: unfiltered, the five nearest chunks are the other document''s');
+
+-- ------------------------------------------------------------ each filter, every layer
+SET LOCAL scirag.documents = 'sf-chosen';
+SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('quokka burrow', 5)$$), '5',
+  'documents: search_keyword(k 5) still returns five chunks');
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_keyword('quokka burrow', 5)$$), 'chosen',
+  'documents: the keyword layer ranks only the chosen document');
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_vector((SELECT q FROM tests.qv), 5)$$), 'chosen',
+  'documents: the dense layer ranks only the chosen document');
+SELECT is(tests.try_count($$SELECT * FROM scirag.retrieve('quokka burrow', k => 5, query_embedding => (SELECT q FROM tests.qv))$$), '5',
+  'documents: retrieve(k 5) returns five rows');
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.retrieve('quokka burrow', k => 5, query_embedding => (SELECT q FROM tests.qv))$$),
+  'chosen', 'documents: retrieve fuses only the chosen document''s chunks');
+SELECT is(tests.tags_of(format($$SELECT chunk_id FROM scirag.retrieve('quokka burrow', k => 5, query_embedding => (SELECT q FROM tests.qv),
+                                  options => '{"layers": ["vector", "keyword", "graph", "community", "hyde"]}')$$)),
+  'chosen', 'documents: with every layer on, still only the chosen document');
+SELECT is((scirag.current_scope()->>'filtered_documents')::int, 1, 'current_scope reports one admitted document');
+SELECT set_config('scirag.documents', :'doc_other', true) IS NOT NULL AS _ \gset
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_keyword('quokka burrow', 5)$$), 'other',
+  'documents: a numeric document id works too');
+RESET scirag.documents;
+
+SET LOCAL scirag.years = '2015-2019';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.retrieve('quokka burrow', k => 10, query_embedding => (SELECT q FROM tests.qv))$$),
+  'chosen', 'years 2015-2019: only the 2019 document');
+SET LOCAL scirag.years = '2020-';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.retrieve('quokka burrow', k => 10, query_embedding => (SELECT q FROM tests.qv))$$),
+  'other', 'years 2020-: only the 2021 document');
+RESET scirag.years;
+SET LOCAL scirag.authors = 'lovelace';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_keyword('quokka burrow', 10)$$), 'chosen',
+  'authors: a case-insensitive part of a name');
+SET LOCAL scirag.authors = 'nobody; turing';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_keyword('quokka burrow', 10)$$), 'other',
+  'authors: any of several names (semicolon-separated)');
+RESET scirag.authors;
+SET LOCAL scirag.journals = 'marsupial';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_vector((SELECT q FROM tests.qv), 10)$$), 'chosen',
+  'journals: a part of the venue name');
+RESET scirag.journals;
+SET LOCAL scirag.dois = 'https://doi.org/10.5555/abc.1';
+SELECT is(tests.tags_of($$SELECT chunk_id FROM scirag.search_vector((SELECT q FROM tests.qv), 10)$$), 'chosen',
+  'dois: with a resolver prefix and another case');
+RESET scirag.dois;
+
+-- ------------------------------------------------------------ they only narrow
+SET LOCAL scirag.documents = 'sf-restricted';
+SELECT is(tests.try_count($$SELECT * FROM scirag.retrieve('quokka burrow secret', k => 10, query_embedding => (SELECT q FROM tests.qv))$$), '0',
+  'naming a restricted document does not widen the scope');
+SET LOCAL scirag.documents = ',';
+SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('quokka burrow', 10)$$), '0',
+  'a filter that names nothing admits nothing (fail closed)');
+RESET scirag.documents;
+SET LOCAL scirag.years = '2019';
+SET LOCAL scirag.journals = 'other venue';
+SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('quokka burrow', 10)$$), '0',
+  'filters combine with AND: 2019 and "other venue" match no document');
+RESET scirag.journals;
+RESET scirag.years;
+
+-- ------------------------------------------------------------ bad values fail closed, loudly
+SET LOCAL scirag.years = '19x9';
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('quokka burrow', k => 5)$$, '22023', NULL,
+  'years = 19x9: retrieve raises 22023 naming the setting');
+SET LOCAL scirag.years = '2021-2019';
+SELECT throws_ok($$SELECT * FROM scirag.retrieve('quokka burrow', k => 5)$$, '22023', NULL,
+  'a backwards year range raises 22023');
+RESET scirag.years;
+
+-- ------------------------------------------------------------ BM25 statistics stay the caller's
+SELECT score AS unfiltered FROM scirag.search_keyword('quokka burrow note', 20) k
+  JOIN tests.fx f USING (chunk_id) WHERE f.tag = 'chosen' AND f.ordinal = 1 \gset
+SET LOCAL scirag.documents = 'sf-chosen';
+SELECT is((SELECT score FROM scirag.search_keyword('quokka burrow note', 20) k
+           JOIN tests.fx f USING (chunk_id) WHERE f.tag = 'chosen' AND f.ordinal = 1),
+  :'unfiltered'::double precision,
+  'a filtered chunk keeps the BM25 score of the caller''s classes');
+
+SELECT * FROM finish();
+ROLLBACK;
