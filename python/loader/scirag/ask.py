@@ -43,10 +43,16 @@ def progress(message: str, stream=sys.stderr):
         stream.flush()
 
 
-def ask(question: str, options: dict, dsn: str | None = None, licenses: str | None = None) -> dict:
+def ask(
+    question: str, options: dict, dsn: str | None = None, licenses: str | None = None, settings: dict | None = None
+) -> dict:
+    """scirag.answer as the reader role; ``settings`` are more scirag.* scope settings
+    (the positive filters), which can only narrow."""
     with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE, autocommit=True) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
+        for name, value in (settings or {}).items():
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
         with progress("retrieving and answering"):
             return conn.execute("SELECT scirag.answer(%s, %s)", (question, json.dumps(options))).fetchone()[0]
 

@@ -4,13 +4,24 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 from scirag import db
 from scirag.ask import ask, format_answer
-from scirag.cli_options import DsnOption, ExtraOption, LicensesOption, PresetOption
+from scirag.cli_options import (
+    AuthorOption,
+    DocOption,
+    DoiOption,
+    DsnOption,
+    ExtraOption,
+    JournalOption,
+    LicensesOption,
+    PresetOption,
+    YearOption,
+    filter_settings,
+)
 from scirag.hints import no_evidence_hint
 
 
@@ -58,6 +69,11 @@ def retrieve(
         "--licenses",
         help="scirag.licenses for the call (narrows the role's ceiling; default: public,open_commercial)",
     ),
+    doc: Optional[List[str]] = DocOption,
+    year: Optional[List[str]] = YearOption,
+    author: Optional[List[str]] = AuthorOption,
+    journal: Optional[List[str]] = JournalOption,
+    doi: Optional[List[str]] = DoiOption,
     dsn: Optional[str] = DsnOption,
     as_json: bool = typer.Option(False, "--json", help="print JSON rows"),
 ):
@@ -66,6 +82,8 @@ def retrieve(
     with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
+        for name, value in filter_settings(doc, year, author, journal, doi).items():
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
         rows = conn.execute(
             """SELECT rank, score, layers, title, section_path, is_table, content, citation
                FROM scirag.retrieve(%s, k => %s, profile => %s, options => %s)""",
@@ -114,6 +132,11 @@ def ask_cmd(
     preset: Optional[str] = PresetOption,
     extra: Optional[str] = ExtraOption,
     licenses: Optional[str] = LicensesOption,
+    doc: Optional[List[str]] = DocOption,
+    year: Optional[List[str]] = YearOption,
+    author: Optional[List[str]] = AuthorOption,
+    journal: Optional[List[str]] = JournalOption,
+    doi: Optional[List[str]] = DoiOption,
     dsn: Optional[str] = DsnOption,
     as_json: bool = typer.Option(False, "--json", help="print the answer object"),
 ):
@@ -121,7 +144,7 @@ def ask_cmd(
     opts = answer_options(
         k, profile, answerer, max_sources, compress, relevance_floor, include_retracted, layers, preset, extra
     )
-    result = ask(question, opts, dsn, licenses)
+    result = ask(question, opts, dsn, licenses, filter_settings(doc, year, author, journal, doi))
     if as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:

@@ -30,3 +30,28 @@ PresetOption = typer.Option(
 ExtraOption = typer.Option(
     None, "--options", help='more scirag.answer options as JSON, e.g. \'{"consolidate": true, "enrich": true}\''
 )
+
+# Positive scope filters ("ask this paper"): each only narrows what the call may see.
+DocOption = typer.Option(None, "--doc", help="only these documents (manifest or numeric ids; repeatable)")
+YearOption = typer.Option(None, "--year", help="only these years: 2019, 2015-2018, -2010 or 2020- (repeatable)")
+AuthorOption = typer.Option(
+    None, "--author", help="only documents with an author whose name contains this (repeatable)"
+)
+JournalOption = typer.Option(None, "--journal", help="only documents whose venue contains this (repeatable)")
+DoiOption = typer.Option(None, "--doi", help="only the document with this DOI (repeatable)")
+
+
+def filter_settings(doc=None, year=None, author=None, journal=None, doi=None) -> dict[str, str]:
+    """The scirag.* session settings of the positive filters given on the command line
+    (lists joined with the separator each setting expects)."""
+    out = {}
+    for name, values, sep in (
+        ("documents", doc, ","),
+        ("years", year, ","),
+        ("authors", author, ";"),
+        ("journals", journal, ";"),
+        ("dois", doi, ","),
+    ):
+        if values:
+            out[f"scirag.{name}"] = sep.join(values)
+    return out

@@ -300,13 +300,13 @@ def candidates(question: str, shown: list[dict], terms, model: dict | None = Non
     best = ranked[0][0] if ranked else 0.0
     for r, (score, n, sent, _rank) in enumerate(ranked):
         clean = re.sub(r"\s?\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]", "", sent)
-        toks = tokens(clean)[:MAX_SENTENCE_TOKENS]
-        if not toks:
+        clean = clean.strip()
+        found = list(_TOKEN.finditer(clean))[:MAX_SENTENCE_TOKENS]
+        if not found:
             continue
+        toks = [m.group() for m in found]
         in_q = [bool(set(terms(t)) & qterms) for t in toks]
-        out.append(
-            Candidate(clean.strip(), n, clean.strip(), span_features(qtype, toks, in_q, 0, len(toks), r, score, best))
-        )
+        out.append(Candidate(clean, n, clean, span_features(qtype, toks, in_q, 0, len(toks), r, score, best)))
         for i in range(len(toks)):
             if toks[i] in _PUNCT or toks[i].lower() in _STOP:
                 continue
@@ -316,18 +316,10 @@ def candidates(question: str, shown: list[dict], terms, model: dict | None = Non
                     continue
                 if i == 0 and j == len(toks):
                     continue
-                out.append(
-                    Candidate(
-                        detokenize(toks[i:j]), n, clean.strip(), span_features(qtype, toks, in_q, i, j, r, score, best)
-                    )
-                )
+                # the span as written in the source (numbers, formulae and spacing intact)
+                text = clean[found[i].start() : found[j - 1].end()]
+                out.append(Candidate(text, n, clean, span_features(qtype, toks, in_q, i, j, r, score, best)))
     return qtype, out, ranked
-
-
-def detokenize(toks: list[str]) -> str:
-    s = " ".join(toks)
-    s = re.sub(r"\s+([,.;:)\]%])", r"\1", s)
-    return re.sub(r"([(\[])\s+", r"\1", s)
 
 
 def yes_no_features(question: str, ranked: list) -> dict:
