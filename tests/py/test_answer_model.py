@@ -156,3 +156,23 @@ def test_ask_prints_a_failed_supports_check_and_the_withheld_answer():
     partly = run(llm, {"compress": {"enabled": True, "relevance_floor": 0.2}}, compress_llm=llm)
     assert partly["checks"]["unsupported"] == [3] and "withheld" not in partly
     assert "supports FAILED for sentence(s) 3" in format_answer(Q, partly)
+
+
+def test_the_model_is_asked_for_the_answer_form_and_its_lead_is_read_back():
+    llm = client("answer_form_number")
+    result = run(llm)
+    [call] = llm.seen
+    assert "Start with the number and its unit" in call["prompt"]
+    assert result["answer_type"] == "number" and result["short_answer"] == "120,320 t of straw a year"
+    yn = client("answer_form_yes_no")
+    q = "Does barley straw contain ash?"
+    result = run(yn, question=q)
+    assert 'Start with "Yes." or "No."' in yn.seen[0]["prompt"]
+    assert result["answer_type"] == "yes_no" and result["short_answer"] == "Yes"
+
+
+def test_a_reply_that_ignores_the_form_keeps_no_short_answer():
+    # a yes/no question answered without "Yes"/"No" first
+    result = run(client("answer_form_malformed"), question="Does barley straw contain ash?")
+    assert result["short_answer"] is None and not result["abstained"]
+    assert result["answer"].startswith("Barley straw contains")  # kept as said, and judged by the checks

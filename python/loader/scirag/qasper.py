@@ -191,7 +191,7 @@ def prediction(result: dict) -> str:
     short = result.get("short_answer")
     if short:
         return short
-    return re.sub(r"\[\d+(?:[,\s]+\d+)*\]", " ", result.get("answer") or "").strip()
+    return " ".join(re.sub(r"\[\d+(?:[,\s]+\d+)*\]", " ", result.get("answer") or "").split())
 
 
 def evidence_hit(result: dict, answers: list[dict], k: int = 5) -> bool | None:

@@ -1245,7 +1245,9 @@ def answer_question(
         text, answerer, abstained = NO_SOURCES, "none", True
         status = "skipped"
     elif use_model:
-        system, prompt = prompts.answer_prompt(template, question, shown, intent)
+        system, prompt = prompts.answer_prompt(
+            template, question, shown, intent, form_guidance=answer_forms.model_guidance(question)
+        )
         prompt_tokens = prompts.approx_tokens(system, prompt)
         try:
             text = llm.complete(prompt, system=system, temperature=0.0, max_tokens=1024).strip()
@@ -1264,7 +1266,11 @@ def answer_question(
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
     form = None
-    if shown and answerer.startswith("extractive"):
+    if shown and use_model and not answerer.startswith("extractive") and not abstained:
+        # the model was asked to lead with the answer's form: read it back
+        qtype = answer_forms.question_type(question)
+        form = answer_forms.Form(qtype, answer_forms.model_short_answer(question, text), None, None, None)
+    elif shown and answerer.startswith("extractive"):
         # the answer in the question's form: "Yes"/"No", a span, a number; the
         # sentence answer stays below it as the cited support
         form = answer_forms.decide(question, shown, terms)

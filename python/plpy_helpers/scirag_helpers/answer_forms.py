@@ -179,7 +179,7 @@ def sentence_table(question: str, shown: list[dict], terms) -> list[dict]:
             "log_len": math.log(1 + len(toks)),
             "digits": float(any(ch.isdigit() for ch in sent)),
             "percent": float("%" in sent),
-            "acronym": float(any(len(t) >= 2 and t.isupper() and t.isalpha() for t in toks)),
+            "acronym": float(any(sum(ch.isupper() for ch in t) >= 2 for t in toks)),
             "commas": min(sent.count(","), 4) / 4,
             "table": float(" | " in sent),
         }
@@ -251,7 +251,7 @@ def span_features(
         "any_q": float(hits > 0),
         "frac_stop": 1 - len(content) / n,
         "cap": sum(1 for k, t in enumerate(span) if t[:1].isupper() and (i + k) > 0) / n,
-        "acronym": float(any(len(t) >= 2 and t.isupper() and t.isalpha() for t in span)),
+        "acronym": float(any(sum(ch.isupper() for ch in t) >= 2 for t in span)),
         "digit": float(any(any(ch.isdigit() for ch in t) for t in span)),
         "percent": float(any(t.endswith("%") for t in span) or nxt == "%"),
         "in_parens": float(prev == "(" and nxt == ")"),
@@ -362,7 +362,7 @@ def decide(question: str, shown: list[dict], terms, model: dict | None = None) -
     if not ranked:
         return Form(qtype, None, None, None, 0.0, abstain=True, details={"reason": "no sentence"})
     top_score, top_n, top_sent = ranked[0][0], ranked[0][1], ranked[0][2]
-    if model is None:
+    if not model:
         # no trained weights: the best sentence, and the QASPER-style prior "Yes"
         short = "Yes" if qtype == "yes_no" else top_sent
         return Form(qtype, short, top_sent, top_n, round(top_score, 4), details={"model": None})
@@ -404,3 +404,41 @@ def decide(question: str, shown: list[dict], terms, model: dict | None = None) -
         round(conf, 4),
         details={"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)},
     )
+
+
+# ---------------------------------------------------------------------------------
+# The model answerer: the same forms, asked for in the prompt and read back
+# ---------------------------------------------------------------------------------
+
+FORM_GUIDANCE = {
+    "yes_no": 'Start with "Yes." or "No.", then the sentence of the sources that decides it, cited.',
+    "number": "Start with the number and its unit, as the sources write it, then the supporting sentence, cited.",
+    "list": "Start with the short names asked for, comma-separated (e.g. datasets, models, metrics, languages), "
+    "then the supporting sentence, cited.",
+    "definition": "Start with the shortest phrase that defines it, then the supporting sentence, cited.",
+    "description": "Start with the shortest phrase that answers, then the supporting sentence, cited.",
+}
+_LEAD = re.compile(r"^\s*(.+?)(?:\s*\[\s*S?\d+[^\]]*\])?\s*(?:\.\s|\.$|\n|$)", re.S)
+
+
+def model_guidance(question: str) -> str:
+    """What the answer prompt adds for the question's form (the model path)."""
+    return FORM_GUIDANCE[question_type(question)]
+
+
+def model_short_answer(question: str, text: str) -> str | None:
+    """The short answer a model put first, when it followed the form; None otherwise
+    (a malformed or sentence-only reply keeps only its full text)."""
+    qtype = question_type(question)
+    body = (text or "").strip()
+    if not body:
+        return None
+    if qtype == "yes_no":
+        m = re.match(r"^\s*(yes|no)\b", body, re.I)
+        return m.group(1).capitalize() if m else None
+    m = _LEAD.match(body)
+    if not m:
+        return None
+    lead = m.group(1).strip(" .")
+    # a lead that is itself a long sentence is no short answer
+    return lead if 0 < len(tokens(lead)) <= 2 * MAX_SPAN else None

@@ -208,12 +208,16 @@ def source_blocks(sources: list[dict], text_key: str = "text") -> str:
 # -- the four prompts ------------------------------------------------------------------------
 
 
-def answer_prompt(template: Template, question: str, sources: list[dict], intent: Intent) -> tuple[str, str]:
+def answer_prompt(
+    template: Template, question: str, sources: list[dict], intent: Intent, form_guidance: str = ""
+) -> tuple[str, str]:
+    """The answer prompt; ``form_guidance`` (answer_forms.model_guidance) asks for the
+    answer's form first: yes/no, a number, short names, the shortest phrase."""
     return template.render(
         QUESTION=question.strip(),
         SOURCES=source_blocks(sources),
         INTENT=intent.intent,
-        GUIDANCE=intent.guidance,
+        GUIDANCE=" ".join(x for x in (intent.guidance, form_guidance) if x),
         N_SOURCES=len(sources),
     )
 

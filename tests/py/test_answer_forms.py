@@ -1,0 +1,99 @@
+"""Answer forms (scirag_helpers/answer_forms.py): the question's form, short answers
+taken verbatim from a source sentence, yes/no, abstention, bounds, and the shipped
+model file (trained on QASPER train only)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from scirag_helpers import answer, answer_forms
+
+SHOWN = [
+    {"n": 1, "text": "We evaluate our model on the WN18 and FB15k datasets. Training takes two days."},
+    {"n": 2, "text": "The encoder uses $\\sim$ 10 layers with 512 units each."},
+]
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("Do they use attention?", "yes_no"),
+        ("Is the model state of the art?", "yes_no"),
+        ("Is it BERT or ELMo?", "description"),  # a choice, not yes/no
+        ("How many layers does the encoder have?", "number"),
+        ("By how much does it outperform the baseline?", "number"),
+        ("What datasets are used?", "list"),
+        ("Which languages do they experiment with?", "list"),
+        ("What is a seed lexicon?", "definition"),
+        ("How do they collect the corpus?", "description"),
+    ],
+)
+def test_question_type(question, kind):
+    assert answer_forms.question_type(question) == kind
+
+
+def toy_model(**span_weights):
+    return {
+        "sentence": {"weights": {"cov": 1.0}},
+        "span": {"weights": span_weights},
+        "yes_no": {"weights": {"bias": 1.0, "neg_top": -3.0}},
+        "abstain": {"weights": {"bias": -5.0, "q_found": -1.0}, "threshold": 0.5},
+    }
+
+
+def test_span_is_verbatim_and_chosen_by_the_weights():
+    # weights that like acronyms and dislike the question's own words pick the dataset names
+    form = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, toy_model(cap=2.0, frac_q=-1.0))
+    assert form.answer_type == "list" and not form.abstain
+    assert form.short in form.support and "WN18" in form.short, form
+    assert form.n == 1
+    # the same span under weights that prefer whole sentences: the sentence
+    whole = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, toy_model(len_whole=5.0))
+    assert whole.short == whole.support
+
+
+def test_spans_keep_the_source_characters():
+    form = answer_forms.decide(
+        "How many layers does the encoder use?", SHOWN, answer.terms, toy_model(digit=2.0, len_3=1.0)
+    )
+    assert form.short in SHOWN[1]["text"], form.short  # "$\\sim$ 10 layers", not re-spaced tokens
+
+
+def test_yes_no_and_negation():
+    yes = answer_forms.decide("Do they evaluate on WN18?", SHOWN, answer.terms, toy_model())
+    assert yes.short == "Yes" and yes.support.startswith("We evaluate")
+    shown = [{"n": 1, "text": "We do not evaluate on WN18 because it leaks test triples."}]
+    no = answer_forms.decide("Do they evaluate on WN18?", shown, answer.terms, toy_model())
+    assert no.short == "No"
+
+
+def test_abstains_when_the_abstainer_says_so_and_without_sentences():
+    m = toy_model()
+    m["abstain"] = {"weights": {"bias": 5.0}, "threshold": 0.5}
+    form = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, m)
+    assert form.abstain and form.short is None and form.confidence < 0.1
+    assert answer_forms.decide("What datasets are used?", [], answer.terms, toy_model()).abstain
+
+
+def test_without_a_model_the_best_sentence_and_a_prior_yes():
+    form = answer_forms.decide("Do they use WN18?", SHOWN, answer.terms, {})
+    assert form.short == "Yes"
+
+
+def test_a_long_sentence_is_bounded():
+    shown = [{"n": 1, "text": " ".join(f"word{i} WN18" for i in range(20000)) + "."}]
+    t0 = time.perf_counter()
+    form = answer_forms.decide("What datasets are used?", shown, answer.terms, toy_model(acronym=1.0))
+    assert time.perf_counter() - t0 < 5
+    assert len(form.short.split()) <= answer_forms.MAX_SPAN or form.short == form.support
+
+
+def test_the_shipped_model_was_trained_on_qasper_train_only():
+    m = json.loads(answer_forms.MODEL_PATH.read_text())
+    assert {"sentence", "span", "yes_no", "abstain", "trained"} <= set(m)
+    assert "train split" in m["trained"]["data"] and "dev" not in m["trained"]["data"]
+    assert 0 < m["abstain"]["threshold"] <= 2
+    assert m["span"]["examples"] > 1000 and m["yes_no"]["examples"] > 10
