@@ -89,6 +89,20 @@ def test_scope_settings_refuse_list_items_that_would_split():
         Scope(sources=["a,b"]).settings()
 
 
+def test_positive_filters_become_settings_with_their_separators():
+    from scirag.server.service import BadRequest, Scope
+
+    assert Scope(documents=["a", "7"], years=["2019", "2020-"], authors=["Lovelace, Ada", "Turing"]).settings() == [
+        ("scirag.documents", "a,7"),
+        ("scirag.years", "2019,2020-"),
+        ("scirag.authors", "Lovelace, Ada;Turing"),
+    ]
+    with pytest.raises(BadRequest, match="scope.authors.*semicolons"):
+        Scope(authors=["a;b"]).settings()
+    with pytest.raises(BadRequest, match="scope.documents"):
+        Scope(documents=["a,b"]).settings()
+
+
 def test_unknown_keys_are_bounded_before_they_reach_the_database():
     from contextlib import asynccontextmanager
 
@@ -281,6 +295,34 @@ def test_scope_can_narrow_never_widen(server, server_keys, dsn):
     assert narrowed.status == 200 and top_doc not in {x["external_id"] for x in narrowed.json()["results"]}
     # an empty license list means nothing (fail closed)
     assert rest_evidence(server, key, SAMPLE_QUESTION, scope={"licenses": []}) == []
+
+
+def test_ask_one_paper_through_rest_and_mcp(server, server_keys, dsn):
+    key = server_keys["reader"]
+    base = http(server.url + "/v1/retrieve", "POST", {"question": SAMPLE_QUESTION}, headers=bearer(key)).json()
+    docs = [x["external_id"] for x in base["results"]]
+    other = next(d for d in docs if d != docs[0])  # a document that is not the best match
+    body = {"question": SAMPLE_QUESTION, "scope": {"documents": [other]}}
+    narrowed = http(server.url + "/v1/retrieve", "POST", body, headers=bearer(key)).json()["results"]
+    assert narrowed and {x["external_id"] for x in narrowed} == {other}
+    answered = http(server.url + "/v1/answer", "POST", body, headers=bearer(key)).json()
+    assert {c["external_id"] for c in answered["citations"]} <= {other}
+    scope = http(server.url + f"/v1/scope?documents={other}&years=1900-2100", headers=bearer(key)).json()
+    assert scope["filtered_documents"] == 1 and scope["filters"] == {"documents": other, "years": "1900-2100"}
+    # a restricted document named as a filter stays invisible: filters narrow only
+    hidden = {"question": RESTRICTED_QUESTION, "scope": {"documents": [RESTRICTED_DOC]}}
+    assert http(server.url + "/v1/retrieve", "POST", hidden, headers=bearer(key)).json()["results"] == []
+    # a bad value is the caller's error, named
+    bad = http(
+        server.url + "/v1/retrieve", "POST", {"question": "x", "scope": {"years": ["19x9"]}}, headers=bearer(key)
+    )
+    assert bad.status in (400, 422) and "scirag.years" in bad.text, bad.text
+
+    async def run(c):
+        return await c.call_tool("retrieve", {"question": SAMPLE_QUESTION, "k": 10, "documents": [other]})
+
+    r = mcp_session(server.url, key, run)
+    assert not r.is_error and {x["external_id"] for x in r.structured_content["results"]} == {other}
 
 
 def test_chunks_and_documents_go_through_rls(server, server_keys, dsn):

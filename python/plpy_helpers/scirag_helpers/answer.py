@@ -39,6 +39,7 @@ DEFAULTS = {
     "min_coverage": 0.3,  # extractive: weighted share of the question the evidence must cover
     "max_unknown_share": 0.15,  # extractive: abstain when this share of the question's terms occurs nowhere in the visible corpus
     "include_content": True,  # put chunk text into the "retrieval" view
+    "form": True,  # lead with the answer in the question's form (answer_forms); false: the sentence answer alone
     "preset": None,  # a scirag.presets name: passed to retrieve; its augmentation.top_n_contexts sets max_sources
     # Evidence building (VulcanLab stages 2-3), each off unless asked for or a preset turns it on:
     "enrich": False,  # parent enrichment: true or {"min_word_count", "max_word_count"} (scirag.enrich_chunks)
@@ -97,7 +98,7 @@ def parse_options(options) -> dict:
     if not isinstance(floor, (int, float)) or isinstance(floor, bool) or not 0 <= floor <= 1:
         raise AnswerError("compress.relevance_floor must be a number between 0 and 1")
     out["compress"] = {"enabled": bool(comp.get("enabled", True)), "relevance_floor": float(floor)}
-    for key in ("include_retracted", "include_content"):
+    for key in ("include_retracted", "include_content", "form"):
         if not isinstance(out[key], bool):
             raise AnswerError(f"option {key} must be true or false")
     en = out["enrich"]
@@ -1266,7 +1267,9 @@ def answer_question(
         text, answerer, abstained = extract.text, "extractive", extract.abstained
         prompt_tokens = prompts.approx_tokens(*(s["text"] for s in shown))
     form = None
-    if shown and use_model and not answerer.startswith("extractive") and not abstained:
+    if not opts["form"]:
+        pass
+    elif shown and use_model and not answerer.startswith("extractive") and not abstained:
         # the model was asked to lead with the answer's form: read it back
         qtype = answer_forms.question_type(question)
         form = answer_forms.Form(qtype, answer_forms.model_short_answer(question, text), None, None, None)

@@ -64,9 +64,16 @@ class ScopeIn(BaseModel):
     sources: list[str] | None = Field(None, description="sources; omitted = any in your ceiling")
     exclude_documents: list[str] | None = Field(None, description="manifest ids or numeric document ids")
     exclude_retracted: bool | None = Field(None, description="drop retracted documents")
+    documents: list[str] | None = Field(None, description="only these documents (manifest or numeric ids)")
+    years: list[str] | None = Field(None, description="only these years or ranges: 2019, 2015-2018, -2010, 2020-")
+    authors: list[str] | None = Field(
+        None, description="only documents with an author whose name contains one of these"
+    )
+    journals: list[str] | None = Field(None, description="only documents whose venue contains one of these")
+    dois: list[str] | None = Field(None, description="only the documents with these DOIs")
 
     def to_scope(self) -> Scope:
-        return Scope(self.licenses, self.sources, self.exclude_documents, self.exclude_retracted)
+        return Scope(**self.model_dump())
 
 
 class RetrieveIn(BaseModel):
@@ -93,15 +100,31 @@ async def scope_query(
     sources: Annotated[str | None, Query(description="comma-separated")] = None,
     exclude_documents: Annotated[str | None, Query(description="comma-separated ids")] = None,
     exclude_retracted: Annotated[bool | None, Query()] = None,
+    documents: Annotated[str | None, Query(description="only these documents, comma-separated ids")] = None,
+    years: Annotated[str | None, Query(description="only these years or ranges, comma-separated")] = None,
+    authors: Annotated[str | None, Query(description="only these author name parts, semicolon-separated")] = None,
+    journals: Annotated[str | None, Query(description="only these venue name parts, semicolon-separated")] = None,
+    dois: Annotated[str | None, Query(description="only these DOIs, comma-separated")] = None,
 ) -> Scope | None:
     """Scope narrowing for GET endpoints, from the query string."""
 
-    def split(v):
-        return None if v is None else [x.strip() for x in v.split(",") if x.strip()]
+    def split(v, sep=","):
+        return None if v is None else [x.strip() for x in v.split(sep) if x.strip()]
 
-    if licenses is None and sources is None and exclude_documents is None and exclude_retracted is None:
+    lists = (licenses, sources, exclude_documents, documents, years, authors, journals, dois)
+    if all(v is None for v in lists) and exclude_retracted is None:
         return None
-    return Scope(split(licenses), split(sources), split(exclude_documents), exclude_retracted)
+    return Scope(
+        split(licenses),
+        split(sources),
+        split(exclude_documents),
+        exclude_retracted,
+        split(documents),
+        split(years),
+        split(authors, ";"),
+        split(journals, ";"),
+        split(dois),
+    )
 
 
 # ---------------------------------------------------------------------------

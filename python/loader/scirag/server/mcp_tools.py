@@ -43,6 +43,10 @@ Licenses = Annotated[
 Sources = Annotated[list[str] | None, Field(description="narrow to these sources; omitted = any in your ceiling")]
 Excluded = Annotated[list[str] | None, Field(description="documents to leave out (manifest ids or numeric ids)")]
 Retracted = Annotated[bool | None, Field(description="true drops retracted documents from every layer")]
+Documents = Annotated[
+    list[str] | None, Field(description="only these documents (manifest ids or numeric ids): ask one paper")
+]
+Years = Annotated[list[str] | None, Field(description="only these years or ranges, e.g. 2019, 2015-2018, 2020-")]
 
 
 def build_mcp(service: Service, default_identity: Identity | None = None) -> MCPServer:
@@ -73,10 +77,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
     def tool(description: str):
         return mcp.tool(description=description, annotations=READ_ONLY, structured_output=True)
 
-    def scope_of(licenses, sources, exclude_documents, exclude_retracted) -> Scope | None:
-        if licenses is None and sources is None and exclude_documents is None and exclude_retracted is None:
+    def scope_of(licenses, sources, exclude_documents, exclude_retracted, documents=None, years=None) -> Scope | None:
+        if all(v is None for v in (licenses, sources, exclude_documents, exclude_retracted, documents, years)):
             return None
-        return Scope(licenses, sources, exclude_documents, exclude_retracted)
+        return Scope(licenses, sources, exclude_documents, exclude_retracted, documents, years)
 
     @tool(
         description="Ranked, cited evidence chunks for a question, from the documents your role may see "
@@ -95,8 +99,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         sources: Sources = None,
         exclude_documents: Excluded = None,
         exclude_retracted: Retracted = None,
+        documents: Documents = None,
+        years: Years = None,
     ) -> dict[str, Any]:
-        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
+        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
         return await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
 
     @tool(
@@ -113,8 +119,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         sources: Sources = None,
         exclude_documents: Excluded = None,
         exclude_retracted: Retracted = None,
+        documents: Documents = None,
+        years: Years = None,
     ) -> dict[str, Any]:
-        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
+        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
         options = {"k": k} if k else {}
         llm_key = None
         headers = ctx.headers or {}
@@ -169,8 +177,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         sources: Sources = None,
         exclude_documents: Excluded = None,
         exclude_retracted: Retracted = None,
+        documents: Documents = None,
+        years: Years = None,
     ) -> dict[str, Any]:
-        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
+        scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
         return await call(lambda i: service.current_scope(i, scope), ctx, "current_scope")
 
     return mcp

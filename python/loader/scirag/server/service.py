@@ -36,7 +36,15 @@ SCOPE_SETTINGS = {
     "sources": "scirag.sources",
     "exclude_documents": "scirag.exclude_documents",
     "exclude_retracted": "scirag.exclude_retracted",
+    # positive filters ("ask this paper"): they, too, only narrow
+    "documents": "scirag.documents",
+    "years": "scirag.years",
+    "authors": "scirag.authors",
+    "journals": "scirag.journals",
+    "dois": "scirag.dois",
 }
+# Names hold commas ("Lovelace, Ada"): those two settings are lists separated by semicolons.
+NAME_LISTS = {"authors", "journals"}
 # A caller's own model key for one answer (see README "BYO model keys"): a
 # transaction-local setting of the caller's own session, sent as a bind parameter.
 LLM_KEY_SETTING = "scirag.llm_api_key"
@@ -47,6 +55,7 @@ MAX_LIST_ITEMS = 1000
 MAX_QUESTION_CHARS = 4000
 MAX_K = 100
 _ITEM = re.compile(r"^[^,\x00-\x1f]{1,256}$")
+_NAME_ITEM = re.compile(r"^[^;\x00-\x1f]{1,256}$")
 
 # The evidence as one JSON text built by the database: the REST door passes it on as
 # bytes (no parsing and re-encoding in Python), MCP parses it.
@@ -79,6 +88,11 @@ class Scope:
     sources: list[str] | None = None
     exclude_documents: list[str] | None = None
     exclude_retracted: bool | None = None
+    documents: list[str] | None = None
+    years: list[str] | None = None
+    authors: list[str] | None = None
+    journals: list[str] | None = None
+    dois: list[str] | None = None
 
     def settings(self) -> list[tuple[str, str]]:
         out = []
@@ -91,10 +105,12 @@ class Scope:
                 continue
             if len(value) > MAX_LIST_ITEMS:
                 raise BadRequest(f"scope.{attr}: at most {MAX_LIST_ITEMS} items")
+            names = attr in NAME_LISTS
             for item in value:
-                if not isinstance(item, str) or not _ITEM.match(item):
-                    raise BadRequest(f"scope.{attr}: items are 1-256 characters without commas or control characters")
-            out.append((name, ",".join(value)))  # [] -> '' = nothing (fail closed)
+                if not isinstance(item, str) or not (_NAME_ITEM if names else _ITEM).match(item):
+                    sep = "semicolons" if names else "commas"
+                    raise BadRequest(f"scope.{attr}: items are 1-256 characters without {sep} or control characters")
+            out.append((name, (";" if names else ",").join(value)))  # [] -> '' = nothing (fail closed)
         return out
 
 
