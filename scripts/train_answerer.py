@@ -40,13 +40,14 @@ RIDGE = 1.0
 def collect(dsn: str, items: list[qasper.Item], options: dict) -> list[dict]:
     """Each question with the sources the answerer is shown."""
     out = []
-    opts = {**options, "include_content": True}
+    # the sentence answer alone (form off): what the form model is added to
+    opts = {**options, "include_content": True, "form": False}
     t0 = time.monotonic()
     with reader_connection(dsn) as reader:
         for i, it in enumerate(items, 1):
             reader.execute("SELECT set_config('scirag.documents', %s, false)", (qasper.doc_id(it.paper_id),))
             res = reader.execute("SELECT scirag.answer(%s, %s)", (it.question, json.dumps(opts))).fetchone()[0]
-            out.append({"item": it, "shown": res.get("prompt_sources") or []})
+            out.append({"item": it, "shown": res.get("prompt_sources") or [], "extract_abstained": res["abstained"]})
             if i % 100 == 0 or i == len(items):
                 print(f"collected {i}/{len(items)} ({i / (time.monotonic() - t0):.1f}/s)", file=sys.stderr)
     return out

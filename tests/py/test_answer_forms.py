@@ -97,3 +97,17 @@ def test_the_shipped_model_was_trained_on_qasper_train_only():
     assert "train split" in m["trained"]["data"] and "dev" not in m["trained"]["data"]
     assert 0 < m["abstain"]["threshold"] <= 2
     assert m["span"]["examples"] > 1000 and m["yes_no"]["examples"] > 10
+
+
+def test_the_answer_text_leads_with_the_form_and_keeps_the_cited_support():
+    span = answer_forms.Form("list", "WN18 and FB15k", "We evaluate on WN18 and FB15k.", 1, 0.6)
+    text, abstained = answer.with_form("Training takes two days [2].", False, span)
+    assert not abstained
+    assert text.startswith("WN18 and FB15k [1].") and "We evaluate on WN18 and FB15k. [1]" in text
+    assert text.endswith("Training takes two days [2].")
+    yes = answer_forms.Form("yes_no", "Yes", "We evaluate on WN18.", 1, 0.7)
+    assert answer.with_form("We evaluate on WN18. [1]", False, yes)[0] == "Yes.\n\nWe evaluate on WN18. [1]"
+    gone = answer_forms.Form("list", None, None, None, 0.1, abstain=True)
+    assert answer.with_form("anything [1]", False, gone) == (answer.NOT_ANSWERED, True)
+    # an extractive abstention stays one: the form does not overrule it
+    assert answer.with_form(answer.NO_SOURCES, True, span) == (answer.NO_SOURCES, True)

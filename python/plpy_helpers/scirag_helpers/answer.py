@@ -1368,18 +1368,22 @@ def answer_question(
 
 
 def with_form(text: str, abstained: bool, form) -> tuple[str, bool]:
-    """The sentence answer led by its short form, or an abstention when the form
+    """The sentence answer led by its short form and the sentence that holds it (when
+    the sentence answer does not already quote it), or an abstention when the form
     model says the sources do not answer the question."""
     if form.abstain:
         return NOT_ANSWERED, True
     if abstained or not form.short:
         return text, abstained
     short = form.short.rstrip(" .")
+    support = f"{form.support} [{form.n}]" if form.support and form.support not in text else None
     if form.answer_type == "yes_no":
-        return f"{short}. {text}", False
-    if form.short == form.support:
-        return text, False  # the whole sentence is the answer: say it once
-    return f"{short} [{form.n}].\n\n{text}", False
+        lead = f"{short}." + (f" {support}" if support else "")
+    elif form.short == form.support:
+        lead = support  # the whole sentence is the answer: say it once
+    else:
+        lead = f"{short} [{form.n}]." + (f"\n\n{support}" if support else "")
+    return (f"{lead}\n\n{text}" if lead else text), False
 
 
 def _json(v):
