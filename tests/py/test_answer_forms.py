@@ -96,7 +96,7 @@ def test_the_shipped_model_was_trained_on_qasper_train_only():
     assert {"sentence", "span", "yes_no", "abstain", "trained"} <= set(m)
     assert "train split" in m["trained"]["data"] and "dev" not in m["trained"]["data"]
     assert 0 < m["abstain"]["threshold"] <= 2
-    assert m["span"]["examples"] > 1000 and m["yes_no"]["examples"] > 10
+    assert m["span"]["examples"] > 500 and m["yes_no"]["examples"] > 10
 
 
 def test_the_answer_text_leads_with_the_form_and_keeps_the_cited_support():
@@ -109,5 +109,8 @@ def test_the_answer_text_leads_with_the_form_and_keeps_the_cited_support():
     assert answer.with_form("We evaluate on WN18. [1]", False, yes)[0] == "Yes.\n\nWe evaluate on WN18. [1]"
     gone = answer_forms.Form("list", None, None, None, 0.1, abstain=True)
     assert answer.with_form("anything [1]", False, gone) == (answer.NOT_ANSWERED, True)
-    # an extractive abstention stays one: the form does not overrule it
-    assert answer.with_form(answer.NO_SOURCES, True, span) == (answer.NO_SOURCES, True)
+    # a weak sentence match that abstained: the form's span and its support answer alone
+    assert answer.with_form("The sources do not contain ...", True, span) == (
+        "WN18 and FB15k [1].\n\nWe evaluate on WN18 and FB15k. [1]",
+        False,
+    )

@@ -262,6 +262,7 @@ def eval_qasper(
     config_name: Optional[str] = typer.Option(None, help="label for the run (default: answerer and split)"),
     out: Optional[Path] = typer.Option(None, help="also write one JSON line per question here"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+    extra: Optional[str] = ExtraOption,
     dsn: Optional[str] = BenchDsnOption,
 ):
     """QASPER: load the split's papers (once) into their own database through the
@@ -278,6 +279,8 @@ def eval_qasper(
     target = qasper.qasper_dsn(dsn, split)
     qasper.build(target, papers)
     options = {"k": k, "profile": profile, "answerer": answerer, "max_sources": max_sources}
+    if extra:
+        options.update(json.loads(extra))
     db.echo(f"{len(items)} questions on {len(papers)} papers, {db.conninfo_to_dict(target).get('dbname')}")
     rows = qasper.ask_all(target, items, options)
     summary = qasper.summarize(rows)

@@ -52,6 +52,10 @@ CONSOLIDATE_KEYS = {"coverage_threshold", "line_gap", "min_content_length", "enr
 
 NO_SOURCES = f"{prompts.ABSTAIN_LEAD} any evidence for this question within your scope."
 NOT_ANSWERED = f"{prompts.ABSTAIN_LEAD} an answer to this question within your scope."
+# Abstentions of the sentence answerer that name what is missing (a dataset, size or
+# term no source mentions) stand; a merely weak sentence match is left to the form
+# model, which answers when a span fits the question's form (answer_forms).
+NAMED_GAPS = frozenset({"question entities absent from the evidence", "question terms absent from the visible corpus"})
 MAX_QUESTION_CHARS = 4000
 UNSUPPORTED = (
     f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
@@ -1273,10 +1277,10 @@ def answer_question(
         # the model was asked to lead with the answer's form: read it back
         qtype = answer_forms.question_type(question)
         form = answer_forms.Form(qtype, answer_forms.model_short_answer(question, text), None, None, None)
-    elif shown and answerer.startswith("extractive"):
+    elif shown and answerer.startswith("extractive") and not (abstained and extract and extract.reason in NAMED_GAPS):
         # the answer in the question's form: "Yes"/"No", a span, a number; the
         # sentence answer stays below it as the cited support
-        form = answer_forms.decide(question, shown, terms)
+        form = answer_forms.decide(question, shown, terms, sentence_answer=None if abstained else text)
         text, abstained = with_form(text, abstained, form)
     stages.append(
         {
@@ -1373,8 +1377,10 @@ def with_form(text: str, abstained: bool, form) -> tuple[str, bool]:
     model says the sources do not answer the question."""
     if form.abstain:
         return NOT_ANSWERED, True
-    if abstained or not form.short:
+    if not form.short:
         return text, abstained
+    if abstained:
+        text = ""  # a weak sentence match abstained; the form's span and its support answer
     short = form.short.rstrip(" .")
     support = f"{form.support} [{form.n}]" if form.support and form.support not in text else None
     if form.answer_type == "yes_no":
@@ -1383,7 +1389,7 @@ def with_form(text: str, abstained: bool, form) -> tuple[str, bool]:
         lead = support  # the whole sentence is the answer: say it once
     else:
         lead = f"{short} [{form.n}]." + (f"\n\n{support}" if support else "")
-    return (f"{lead}\n\n{text}" if lead else text), False
+    return "\n\n".join(x for x in (lead, text) if x), False
 
 
 def _json(v):
