@@ -10,7 +10,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-from scirag import db
+from scirag import db, routing
 
 
 @contextmanager
@@ -44,7 +44,7 @@ def progress(message: str, stream=sys.stderr):
 
 
 def ask(question: str, options: dict, dsn: str | None = None, licenses: str | None = None) -> dict:
-    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE, autocommit=True) as conn:
+    with routing.connect_reader(dsn, role=db.READER_ROLE, autocommit=True) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
         with progress("retrieving and answering"):
