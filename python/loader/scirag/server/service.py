@@ -262,7 +262,7 @@ class Service:
         llm_key: str | None = None,
     ) -> list[list[dict]]:
         """Runs ``statements`` in one transaction as ``ident.role`` with ``scope`` applied,
-        pipelined (BEGIN, settings, statements, COMMIT, RESET ALL in one round trip), and
+        pipelined (BEGIN, settings, statements, RESET ALL, COMMIT in one round trip), and
         returns each statement's rows."""
         setup_sql, setup_params = self._setup(ident, scope, llm_key)
         pool = await self._role_pool(ident.role)
@@ -272,8 +272,11 @@ class Service:
                     await conn.execute("BEGIN")
                     await conn.execute(setup_sql, setup_params)
                     curs = [await conn.execute(sql, params) for sql, params in statements]
-                    await conn.execute("COMMIT")
+                    # RESET ALL before COMMIT: the session-level trace is dropped inside the
+                    # transaction, so behind pgbouncer (transaction pooling) nothing of this
+                    # call stays on a server connection another client gets next.
                     await conn.execute("RESET ALL")
+                    await conn.execute("COMMIT")
                     await p.sync()
                     return [await c.fetchall() for c in curs]
             except BaseException:
@@ -301,8 +304,8 @@ class Service:
                 await conn.execute("BEGIN")
                 await conn.execute(setup_sql, setup_params)
                 yield conn
+                await conn.execute("RESET ALL")  # inside the transaction (see run())
                 await conn.execute("COMMIT")
-                await conn.execute("RESET ALL")
             except BaseException:
                 await self._clean(conn)
                 raise
