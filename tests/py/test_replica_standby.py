@@ -370,3 +370,35 @@ def test_doctor_reports_each_standby_and_its_lag(dsn, standby_dsn):
     assert finding.severity == "ok" and any(s.startswith("pytest_standby: streaming") for s in finding.samples)
     down = routing.replica_status(dsn, standby_dsn=standby_dsn + " port=1")
     assert replica_finding(down).severity == "warning"
+
+
+def test_the_servers_reader_calls_on_the_standby_equal_the_primarys(dsn, standby_dsn, readers):
+    """What /v1/retrieve, /v1/answer, /v1/scope, /v1/chunks and /v1/documents call, served
+    by a service whose role pools read from the standby, against one on the primary."""
+    from scirag.server.keys import Identity
+    from scirag.server.service import Scope, Service
+
+    me = Identity(name="t", role="scirag_reader", byo_llm=False, rate_per_minute=None)
+    chunk = rows(readers[0], "SELECT chunk_id FROM scirag.retrieve(%s, 1)", (QUESTION,))[0][0]
+
+    async def calls(read_dsn):
+        svc = Service(dsn, read_dsn=read_dsn, min_size=1, max_size=2)
+        await svc.open()
+        try:
+            node = await svc.run(me, [("SELECT pg_is_in_recovery() AS r", None)])
+            got = await svc.retrieve(me, QUESTION, k=10, scope=Scope(licenses=["public"]))
+            return (
+                node[0][0]["r"],
+                [timeless(r) for r in got["results"]],
+                timeless(await svc.answer(me, QUESTION)),
+                await svc.current_scope(me, Scope(licenses=["public"])),
+                await svc.chunk(me, chunk, context=2),
+                await svc.document(me, "county-straw-2022"),
+            )
+        finally:
+            await svc.close()
+
+    on_standby = asyncio.run(calls(standby_dsn))
+    on_primary = asyncio.run(calls(dsn))
+    assert on_standby[0] is True and on_primary[0] is False  # each really ran where routed
+    assert on_standby[1:] == on_primary[1:] and on_primary[1] and on_primary[4] and on_primary[5]
