@@ -155,8 +155,13 @@ PRIMARY_SQL = """SELECT application_name AS name, state, sync_state,
                         pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint AS replay_lag_bytes,
                         coalesce(extract(epoch FROM replay_lag), 0)::float8 AS replay_lag_seconds
                  FROM pg_stat_replication ORDER BY application_name"""
-# On a read node: what it is, and its own view of the lag.
-NODE_SQL = """SELECT pg_is_in_recovery() AS standby, current_setting('cluster_name') AS name,
+# On a read node: what it is, and its own view of the lag. Its name is the one the
+# primary lists it under: the application_name of its primary_conninfo (Patroni sets
+# it; readable by superusers and pg_read_all_settings), else its cluster_name.
+NODE_SQL = """SELECT pg_is_in_recovery() AS standby,
+                     coalesce(CASE WHEN pg_has_role('pg_read_all_settings', 'MEMBER') THEN substring(
+                                current_setting('primary_conninfo', true) FROM 'application_name=''?([A-Za-z0-9_.-]+)')
+                              END, nullif(current_setting('cluster_name'), '')) AS name,
                      CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text
                           ELSE pg_current_wal_lsn()::text END AS lsn,
                      pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint
