@@ -402,3 +402,18 @@ def test_the_servers_reader_calls_on_the_standby_equal_the_primarys(dsn, standby
     on_primary = asyncio.run(calls(dsn))
     assert on_standby[0] is True and on_primary[0] is False  # each really ran where routed
     assert on_standby[1:] == on_primary[1:] and on_primary[1] and on_primary[4] and on_primary[5]
+
+
+def test_a_malformed_read_dsn_is_one_line_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("SCIRAG_READ_DSN", "host=/tmp port")
+    with pytest.raises(routing.RoutingError, match="^SCIRAG_READ_DSN is not a libpq connection string"):
+        routing.read_dsn(None)
+    monkeypatch.delenv("SCIRAG_READ_DSN")
+    assert routing.read_candidates(None) == [db.default_dsn()]  # unset: everything on the primary
+
+
+def test_ingest_pointed_at_a_standby_is_refused_in_one_line(standby_dsn):
+    proc = cli({"SCIRAG_DSN": standby_dsn}, "ingest", str(DEMO_MANIFEST))
+    said = " ".join(proc.stderr.replace("│", " ").split())  # (typer draws a box around it)
+    assert proc.returncode == 2 and "is a hot standby (read-only): point SCIRAG_DSN" in said
+    assert "Traceback" not in proc.stderr

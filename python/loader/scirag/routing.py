@@ -26,6 +26,7 @@ import time
 from contextlib import suppress
 
 import psycopg
+import typer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from scirag import db
@@ -37,8 +38,9 @@ CONNECT_TIMEOUT = int(os.environ.get("SCIRAG_READ_CONNECT_TIMEOUT", "3"))
 _SERVER_KEYS = ("host", "hostaddr", "port")
 
 
-class RoutingError(RuntimeError):
-    """A connection cannot be routed as asked; the message says why."""
+class RoutingError(typer.BadParameter):
+    """A connection cannot be routed as asked; the message says why (a typer error,
+    so the CLI prints it as one line instead of a traceback)."""
 
 
 def primary_dsn(dsn: str | None = None) -> str:
@@ -78,17 +80,6 @@ def read_candidates(dsn: str | None = None) -> list[str]:
     standby = read_dsn(dsn)
     primary = primary_dsn(dsn)
     return [standby, primary] if standby else [primary]
-
-
-def connect_read(dsn: str | None = None, **kwargs) -> psycopg.Connection:
-    """A plain connection for reads: a standby when one answers, else the primary."""
-    last = None
-    for conninfo in read_candidates(dsn):
-        try:
-            return psycopg.connect(conninfo, **kwargs)
-        except psycopg.OperationalError as exc:
-            last = exc
-    raise last
 
 
 def connect_reader(dsn: str | None = None, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
