@@ -417,3 +417,17 @@ def test_ingest_pointed_at_a_standby_is_refused_in_one_line(standby_dsn):
     said = " ".join(proc.stderr.replace("│", " ").split())  # (typer draws a box around it)
     assert proc.returncode == 2 and "is a hot standby (read-only): point SCIRAG_DSN" in said
     assert "Traceback" not in proc.stderr
+
+
+def test_eval_tables_read_the_same_on_the_standby(dsn, standby_dsn):
+    """What BI tools read (eval runs, results, answers; as the loader role, under the
+    eval policies) is the same on the standby."""
+    sqls = [
+        "SELECT id, kind, dataset, config_name, metrics, corpus_fingerprint FROM scirag.eval_runs ORDER BY id",
+        "SELECT run_id, question_id, metrics FROM scirag.eval_results ORDER BY run_id, question_id",
+        "SELECT count(*) FROM scirag.eval_answers",
+    ]
+    with db.connect(dsn, role="scirag_loader", autocommit=True) as p:
+        with db.connect(standby_dsn, role="scirag_loader", autocommit=True) as s:
+            for q in sqls:
+                assert rows(s, q) == rows(p, q), q
