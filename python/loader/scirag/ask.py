@@ -10,7 +10,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-from scirag import db
+from scirag import db, routing
 
 
 @contextmanager
@@ -46,9 +46,9 @@ def progress(message: str, stream=sys.stderr):
 def ask(
     question: str, options: dict, dsn: str | None = None, licenses: str | None = None, settings: dict | None = None
 ) -> dict:
-    """scirag.answer as the reader role; ``settings`` are more scirag.* scope settings
-    (the positive filters), which can only narrow."""
-    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE, autocommit=True) as conn:
+    """scirag.answer as the reader role (on a standby when SCIRAG_READ_DSN names one);
+    ``settings`` are more scirag.* scope settings (the positive filters), which can only narrow."""
+    with routing.connect_reader(dsn, role=db.READER_ROLE, autocommit=True) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
         for name, value in (settings or {}).items():

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from scirag import db
+from scirag import db, routing
 from scirag.ask import ask, format_answer
 from scirag.cli_options import (
     AuthorOption,
@@ -79,7 +79,7 @@ def retrieve(
 ):
     """Print ranked, cited chunks for a question (scirag.retrieve, as the reader role)."""
     options = {"layers": [x.strip() for x in layers.split(",")]} if layers else {}
-    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
+    with routing.connect_reader(dsn, role=db.READER_ROLE) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
         for name, value in filter_settings(doc, year, author, journal, doi).items():

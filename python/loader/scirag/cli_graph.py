@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from scirag import db
+from scirag import db, routing
 from scirag.cli_options import DsnOption
 
 DomainOption = typer.Option(None, "--domain", help="domain file (default: SCIRAG_DOMAIN or domain/domain.yaml)")
@@ -132,7 +132,7 @@ def search(
     dsn: Optional[str] = DsnOption,
 ):
     """Show what the graph layer alone finds for a question (scirag.search_graph, as the reader role)."""
-    with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
+    with routing.connect_reader(dsn, role=db.READER_ROLE) as conn:
         # readers reach entities and chunks through the reader API (policies/reader_wall)
         seeds = conn.execute(
             """SELECT s.matched, e.name, e.entity_type FROM scirag.graph_seed_entities(%s) s

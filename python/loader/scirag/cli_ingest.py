@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from scirag import db
+from scirag import db, routing
 from scirag.cli_options import DsnOption
 from scirag.discover import DiscoverError, discover, write_manifest
 from scirag.hints import unknown_license_warning
@@ -60,7 +60,7 @@ def ingest(
             print(f"{line_no}: {getattr(item, 'id', None)}: {item if not hasattr(item, 'path') else item.path}")
         return
     label = " ".join(str(p) for p in paths)
-    with db.connect(dsn or db.default_dsn(), role=db.LOADER_ROLE) as conn:
+    with routing.connect_writer(dsn, role=db.LOADER_ROLE) as conn:  # a standby is refused in one line
         ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens)
         counts = ingest_entries(conn, found.items, label, ingester)
         if counts["added"] + counts["duplicate"]:

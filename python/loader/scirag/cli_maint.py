@@ -10,10 +10,10 @@ from typing import Optional
 import psycopg
 import typer
 
-from scirag import db
+from scirag import db, routing
 from scirag.cli_options import DsnOption
 from scirag.crossref import CrossrefClient, RecordedSession
-from scirag.doctor import exit_code, render, run_doctor
+from scirag.doctor import exit_code, render, replica_finding, run_doctor
 from scirag.enrich import citation_counts, enrich_documents, summary
 from scirag.gc import run_gc
 from scirag.maint import dedupe, exclude_retracted_by_default, reembed_stale, retracted_documents
@@ -100,8 +100,12 @@ def doctor_cmd(
     fix. Exit 1 when there is a problem."""
     with admin_connect(dsn) as conn:
         findings = run_doctor(conn)
+    # replication: each standby's replay lag, and each read node of SCIRAG_READ_DSN
+    replicas = routing.replica_status(dsn, with_hosts=True)
+    findings.append(replica_finding(replicas))
     if as_json:
-        print(json.dumps({"ok": exit_code(findings) == 0, "findings": [f.to_json() for f in findings]}, indent=1))
+        out = {"ok": exit_code(findings) == 0, "findings": [f.to_json() for f in findings], "replicas": replicas}
+        print(json.dumps(out, indent=1))
     else:
         print(render(findings))
     raise typer.Exit(exit_code(findings))

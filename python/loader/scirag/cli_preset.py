@@ -15,7 +15,7 @@ from typing import Optional
 import psycopg
 import typer
 
-from scirag import db
+from scirag import db, routing
 from scirag.cli_options import DsnOption
 
 
@@ -42,7 +42,7 @@ def _parse_param(item: str) -> tuple[str, str, object]:
 def preset_list(dsn: Optional[str] = DsnOption, as_json: bool = typer.Option(False, "--json", help="print JSON rows")):
     """List the presets with their descriptions and what they override."""
     try:
-        with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
+        with routing.connect_reader(dsn, role=db.READER_ROLE) as conn:
             rows = conn.execute("SELECT name, description, updated_at, overrides FROM scirag.preset_list()").fetchall()
     except psycopg.Error as exc:
         _fail(exc)
@@ -64,7 +64,7 @@ def preset_list(dsn: Optional[str] = DsnOption, as_json: bool = typer.Option(Fal
 def preset_show(name: str = typer.Argument(..., help="preset name"), dsn: Optional[str] = DsnOption):
     """Print a preset's complete configuration (defaults filled in) as JSON."""
     try:
-        with db.connect(dsn or db.default_dsn(), role=db.READER_ROLE) as conn:
+        with routing.connect_reader(dsn, role=db.READER_ROLE) as conn:
             config = conn.execute("SELECT scirag.preset_get(%s)", (name,)).fetchone()[0]
     except psycopg.Error as exc:
         _fail(exc)

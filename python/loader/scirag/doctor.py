@@ -537,3 +537,46 @@ def render(findings: list[Finding]) -> str:
     warnings = sum(1 for f in findings if f.severity == "warning")
     lines.append(f"{len(findings)} checks: {problems} problem(s), {warnings} warning(s)")
     return "\n".join(lines)
+
+
+def replica_finding(status: dict) -> Finding:
+    """Replication as scirag.routing.replica_status() saw it: each standby's replay lag
+    (bytes of WAL the primary wrote that it has not replayed; seconds as the primary
+    measured them), and every read node of SCIRAG_READ_DSN that does not answer."""
+    standbys = status.get("standbys", [])
+    nodes = status.get("read_nodes", [])
+    down = [n for n in nodes if not n.get("reachable")]
+    samples = [
+        f"{s['name'] or '(unnamed)'}: {s['state']} ({s['sync_state']}), replay lag "
+        f"{s['replay_lag_bytes'] or 0} bytes, {s['replay_lag_seconds']:.3f} s"
+        for s in standbys
+    ] + [
+        f"read node {n['name']}"
+        + (f" ({n['host']})" if n.get("host") else "")
+        + ": "
+        + (
+            "down"
+            if not n.get("reachable")
+            else ("standby" if n.get("standby") else "PRIMARY (not a standby)")
+            + (f", replay lag {n['replay_lag_bytes']} bytes" if "replay_lag_bytes" in n else "")
+        )
+        for n in nodes
+    ]
+    if not status.get("primary", {}).get("reachable"):
+        return Finding("replicas", "problem", 1, "the primary does not answer", "check SCIRAG_DSN", samples)
+    if status["primary"].get("standby"):
+        return Finding(
+            "replicas", "ok", 0, "connected to a hot standby (read-only): lag is reported by the primary", None, samples
+        )
+    if down:
+        return Finding(
+            "replicas",
+            "warning",
+            len(down),
+            f"{len(down)} read node(s) of SCIRAG_READ_DSN do not answer: reads fall back to the others or the primary",
+            "start the standby, or remove it from SCIRAG_READ_DSN",
+            samples,
+        )
+    if not standbys and not nodes:
+        return _ok("replicas", "no standbys (SCIRAG_READ_DSN unset, none attached): every read runs on the primary")
+    return Finding("replicas", "ok", 0, f"{len(standbys)} standby(s) streaming", None, samples)

@@ -19,7 +19,7 @@ import shlex
 import psycopg
 from psycopg import sql
 
-from scirag import db
+from scirag import db, routing
 from scirag.manifest import LICENSES as ALL_LICENSES
 
 
@@ -41,7 +41,7 @@ def unknown_license_warning(count: int) -> str | None:
 
 def no_evidence_hint(dsn: str, licenses: str | None = None, command: str = "retrieve", question: str = "...") -> str:
     """The hint printed under an empty retrieve/ask result (see module doc)."""
-    with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as conn:
+    with routing.connect_reader(dsn, role=db.READER_ROLE, autocommit=True) as conn:
         if licenses is not None:
             conn.execute("SELECT set_config('scirag.licenses', %s, false)", (licenses,))
         role, effective, ceiling = conn.execute(

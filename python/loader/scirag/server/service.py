@@ -27,6 +27,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from scirag import routing
 from scirag.server.keys import Identity
 
 # Request -> transaction-local setting. The database intersects each with the role's
@@ -187,17 +188,34 @@ class Service:
     login) per database role: a backend only ever acts as one role, so nothing a backend
     keeps between calls (plan caches, the PL/Python query-embedding cache in GD) is shared
     across roles, and no caller can time another role's cache. ``admin`` serves key
-    lookups and /healthz and never switches role."""
+    lookups and /healthz and never switches role.
+
+    Routing (scirag.routing): ``dsn`` is the primary; ``read_dsn`` (default: SCIRAG_READ_DSN
+    when ``dsn`` is the primary) names hot standbys. The role pools serve every reader call
+    from a standby and fall back to the primary when none answers; the admin pool prefers
+    the primary (key revocations are read there first) and falls back to a standby, so
+    requests keep being answered while the primary is down. Nothing a request runs writes."""
 
     MAX_ROLES = 32  # bounded: pools are made on first use, one per role a key maps to
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0):
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        read_dsn: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+    ):
         self.dsn, self.min_size, self.max_size, self.timeout = dsn, min_size, max_size, timeout
-        self.admin = self._pool("admin", 1, 2)
+        self.read_dsn = read_dsn if read_dsn is not None else routing.read_dsn(dsn)
+        self.read_order = [self.read_dsn, dsn] if self.read_dsn else [dsn]
+        self.status = routing.StatusCache(dsn, read_dsn=self.read_dsn)
+        self.admin = self._pool("admin", 1, 2, order=self.read_order[::-1])
         self.pools: dict[str, AsyncConnectionPool] = {}
         self._lock = asyncio.Lock()
 
-    def _pool(self, name: str, min_size: int, max_size: int) -> AsyncConnectionPool:
+    def _pool(self, name: str, min_size: int, max_size: int, order: list[str] | None = None) -> AsyncConnectionPool:
         # No reset callback: every call ends with COMMIT or ROLLBACK (which revert the
         # role and the SET LOCAL scope) and RESET ALL (the session-level trace), in the
         # same round trip as the call itself. Not DISCARD ALL: it would throw away every
@@ -210,7 +228,10 @@ class Service:
             timeout=self.timeout,
             open=False,
             name=f"scirag-{name}",
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            # prepare_threshold None: no server-side prepared statements, so the pools
+            # also work through pgbouncer in transaction pooling (1.18 cannot keep them).
+            kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
+            connection_class=routing.fallback_connection_class(order or self.read_order),
         )
 
     @property
@@ -257,7 +278,7 @@ class Service:
         llm_key: str | None = None,
     ) -> list[list[dict]]:
         """Runs ``statements`` in one transaction as ``ident.role`` with ``scope`` applied,
-        pipelined (BEGIN, settings, statements, COMMIT, RESET ALL in one round trip), and
+        pipelined (BEGIN, settings, statements, RESET ALL, COMMIT in one round trip), and
         returns each statement's rows."""
         setup_sql, setup_params = self._setup(ident, scope, llm_key)
         pool = await self._role_pool(ident.role)
@@ -267,8 +288,11 @@ class Service:
                     await conn.execute("BEGIN")
                     await conn.execute(setup_sql, setup_params)
                     curs = [await conn.execute(sql, params) for sql, params in statements]
-                    await conn.execute("COMMIT")
+                    # RESET ALL before COMMIT: the session-level trace is dropped inside the
+                    # transaction, so behind pgbouncer (transaction pooling) nothing of this
+                    # call stays on a server connection another client gets next.
                     await conn.execute("RESET ALL")
+                    await conn.execute("COMMIT")
                     await p.sync()
                     return [await c.fetchall() for c in curs]
             except BaseException:
@@ -296,8 +320,8 @@ class Service:
                 await conn.execute("BEGIN")
                 await conn.execute(setup_sql, setup_params)
                 yield conn
+                await conn.execute("RESET ALL")  # inside the transaction (see run())
                 await conn.execute("COMMIT")
-                await conn.execute("RESET ALL")
             except BaseException:
                 await self._clean(conn)
                 raise
@@ -381,6 +405,10 @@ class Service:
             return row
 
     async def health(self) -> dict:
+        """Liveness, plus each standby's replay lag as the primary sees it and each read
+        node's own state (names only: application_name / cluster_name, never a host)."""
         async with self.admin.connection() as conn:
             await conn.execute("SELECT 1")
-        return {"status": "ok", "database": "ok"}
+        nodes = await asyncio.to_thread(self.status.get)
+        degraded = not nodes["primary"].get("reachable") or any(not n.get("reachable") for n in nodes["read_nodes"])
+        return {"status": "degraded" if degraded else "ok", "database": "ok", **nodes}
