@@ -3,7 +3,7 @@
 -- 22023, naming what was wrong) or change nothing. The end-to-end attacks (real
 -- logins, manifests, timing, fuzz) are in tests/py/test_security_adversarial.py.
 BEGIN;
-SELECT plan(22);
+SELECT plan(27);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -12,12 +12,36 @@ SELECT tests.add_doc('sa-res', 'restricted', 'src_a', ARRAY['cellulas secret sac
 SELECT tests.add_doc('sa-retr', 'public', 'src_a', ARRAY['a retracted straw claim'], retracted => true) AS retr \gset
 SELECT tests.login_role('attacker', 'scirag_reader') AS attacker \gset
 SELECT tests.login_role('ghost') AS ghost \gset
+-- issue 26 finding 1: a visible document citing a hidden one and a DOI not in the corpus
+SELECT tests.add_doc('sc-citing', 'public', 'src_a', ARRAY['cites 10.5555/sa.hidden and 10.5555/sa.absent'], with_section => false) AS citing \gset
+SELECT tests.add_doc('sc-hidden-cited', 'restricted', 'src_a', ARRAY['the hidden cited paper'], with_section => false) AS hcited \gset
+SELECT tests.add_doc('sc-open-cited', 'public', 'src_a', ARRAY['the open cited paper'], with_section => false) AS ocited \gset
+UPDATE scirag.documents SET doi = '10.5555/SA.HIDDEN' WHERE id = :hcited;
+UPDATE scirag.documents SET doi = '10.5555/sa.open' WHERE id = :ocited;
+INSERT INTO scirag.document_citations (document_id, cited_doi, origin)
+VALUES (:citing, '10.5555/sa.hidden', 'crossref'), (:citing, '10.5555/sa.absent', 'crossref'),
+       (:citing, '10.5555/sa.open', 'crossref'), (:hcited, '10.5555/sa.open', 'crossref');
+UPDATE scirag.document_citations c SET cited_document_id = d.id FROM scirag.documents d
+WHERE lower(d.doi) = c.cited_doi AND c.document_id IN (:citing, :hcited);
 SELECT tests.as_role(NULL);
 INSERT INTO scirag.role_ceilings (role_name, licenses, note)
 VALUES (:'ghost', ARRAY['public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown'], 'test: to be dropped');
 DROP ROLE :"ghost";
 
 SELECT tests.as_role(:'attacker');
+
+-- ---------------------------------------------------------------- citations (issue 26, finding 1)
+SELECT results_eq(format($$SELECT cited_doi, resolved, cited_document_id, external_id, title, year, retracted, origin
+                            FROM scirag.references(%s)$$, :citing),
+  $$VALUES ('10.5555/sa.open'::text, true, $$ || :ocited || $$::bigint, 'sc-open-cited'::text, 'Fixture sc-open-cited'::text, 2024, false, 'crossref'::text),
+           ('10.5555/sa.absent', false, NULL, NULL, NULL, NULL, NULL, 'crossref'),
+           ('10.5555/sa.hidden', false, NULL, NULL, NULL, NULL, NULL, 'crossref')$$,
+  'references: a hidden cited document is an unresolved DOI, exactly like one not in the corpus (it was dropped)');
+SELECT is((SELECT count(*)::int FROM scirag.cited_by(:hcited)), 0, 'cited_by of a hidden document: nothing');
+SELECT is((SELECT count(*)::int FROM scirag.cited_by(-7)), 0, 'cited_by of an unknown id: nothing');
+SELECT is((SELECT count(*)::int FROM scirag.references(:hcited)), 0, 'references of a hidden document: nothing');
+SELECT results_eq(format($$SELECT external_id FROM scirag.cited_by(%s)$$, :ocited), $$VALUES ('sc-citing'::text)$$,
+  'cited_by of a visible document lists only visible citing documents');
 
 -- ---------------------------------------------------------------- options (item 9)
 SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"rrf_k": -1}')$$, '22023',
