@@ -22,6 +22,8 @@ import pytest
 from psycopg import errors
 from psycopg.conninfo import make_conninfo
 
+from test_server_modes import no_active_keys  # a fixture
+
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 
 ATTACKER = f"sec_attacker_{os.getpid()}"
@@ -745,3 +747,183 @@ def test_set_role_behind_a_pooler_keeps_the_callers_scope(admin_conn, attacker_d
         assert admin_conn.execute("SELECT scirag.scope_licenses()").fetchone()[0] == ["open_commercial", "public"]
         assert admin_conn.execute("SELECT count(*) FROM scirag.chunk_get(%s)", (hidden["chunk_id"],)).fetchone()[0] == 0
         assert admin_conn.execute("SELECT count(*) FROM scirag.retrieve('barley straw', 3)").fetchone()[0] == 3
+
+
+# ---------------------------------------------------------------------------
+# Issue 26: the HTTP door. A server of its own (its failure counters must not leak
+# into the shared server of test_server.py), on the loopback.
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def door_key(dsn, demo_corpus):
+    from test_server_harness import KEY_PREFIX, make_key
+
+    key = make_key(dsn, "door-reader", rate_per_minute=100000)  # the server requires keys
+    yield key
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM scirag.api_keys WHERE name = %s", (KEY_PREFIX + "door-reader",))
+
+
+@pytest.fixture(scope="module")
+def door(dsn, door_key, tmp_path_factory):
+    from test_server_harness import ServerProc
+
+    srv = ServerProc(dsn, tmp_path_factory.mktemp("door") / "serve.log")
+    yield srv
+    srv.stop()
+
+
+def _raw(port, method, path, headers=None, body=None, source="127.0.0.1"):
+    """One HTTP request from a chosen loopback source address, with headers exactly as given."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(source, 0))
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        hdrs = {"Host": f"127.0.0.1:{port}", **(headers or {})}
+        data = json.dumps(body).encode() if body is not None else None
+        if data is not None:
+            hdrs.setdefault("Content-Type", "application/json")
+            hdrs["Content-Length"] = str(len(data))
+        for k, v in hdrs.items():
+            conn.putheader(k, v)
+        conn.endheaders(data)
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
+
+
+MCP_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def test_a_flood_of_made_up_keys_never_locks_a_valid_key_out(door, door_key):
+    """Finding 2: 700 made-up keys (more than the old shared 600/min) from one address,
+    then the real key: 200 on REST and /mcp, every time. The flooding address is limited
+    (429), another address is not."""
+    port = door.port
+    statuses = []
+    for i in range(700):
+        path, body = ("/mcp", MCP_LIST) if i % 2 else ("/v1/scope", None)
+        st, _, _ = _raw(
+            port,
+            "POST" if body else "GET",
+            path,
+            {"Authorization": f"Bearer scirag_madeup{i}", **(MCP_ACCEPT if body else {})},
+            body,
+        )
+        statuses.append(st)
+    assert set(statuses) == {401, 429} and statuses.count(429) > 500, statuses[:80]
+    good = {"Authorization": f"Bearer {door_key}"}
+    for _ in range(10):
+        assert _raw(port, "GET", "/v1/scope", good)[0] == 200
+        assert _raw(port, "POST", "/mcp", {**good, **MCP_ACCEPT}, MCP_LIST)[0] == 200
+    # the limit is per address: another loopback address still gets a plain 401
+    st, _, body = _raw(port, "GET", "/v1/scope", {"Authorization": "Bearer scirag_other"}, source="127.0.0.2")
+    assert st == 401 and json.loads(body)["code"] == "invalid_key"
+    again = [_raw(port, "GET", "/v1/scope", {"Authorization": f"Bearer scirag_again{i}"}) for i in range(10)]
+    assert sum(st == 429 for st, _, _ in again) >= 5  # the flooding address stays limited
+    st, headers, body = again[-1]
+    assert st == 429 and json.loads(body)["code"] == "rate_limited" and int(headers["retry-after"]) >= 1
+
+
+def test_control_characters_cannot_forge_an_access_log_line(door):
+    """Finding 4: a path with an encoded newline wrote a second, forged log line."""
+    forged = "2026-01-01 00:00:00,000 INFO scirag.server.access forged GET /v1/scope 200 1.0ms key=admin"
+    path = "/healthz%0a" + forged.replace(" ", "%20") + "%0d%0b%e2%80%a8"
+    _raw(door.port, "GET", path)
+    time.sleep(0.3)
+    lines = door.log().splitlines()
+    assert not any(line.startswith(forged[:30]) for line in lines)
+    hit = [line for line in lines if "forged" in line]
+    assert len(hit) == 1 and "/healthz\\x0a2026-01-01" in hit[0] and "\\x0d\\x0b\\u2028" in hit[0], hit
+
+
+def test_host_and_origin_are_checked_on_every_route_of_a_loopback_server(door, door_key):
+    """Finding 6: DNS rebinding. A Host that is not a loopback name gets 421 everywhere
+    (the page, REST, OpenAPI, health, /mcp); a state-changing request from a foreign
+    Origin gets 403; loopback names and origins pass."""
+    port, good = door.port, {"Authorization": f"Bearer {door_key}"}
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "", "[::2]"):
+        for method, path, body in (
+            ("GET", "/", None),
+            ("GET", "/v1/scope", None),
+            ("GET", "/openapi.json", None),
+            ("GET", "/healthz", None),
+            ("GET", "/static/app.js", None),
+            ("POST", "/v1/retrieve", {"question": "straw"}),
+            ("POST", "/mcp", MCP_LIST),
+        ):
+            st, _, _ = _raw(port, method, path, {**good, **MCP_ACCEPT, "Host": host}, body)
+            assert st == 421, (host, path, st)
+    for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
+        assert _raw(port, "GET", "/v1/scope", {**good, "Host": host})[0] == 200, host
+    body = {"question": "barley straw", "k": 1}
+    st, _, raw = _raw(port, "POST", "/v1/retrieve", {**good, "Origin": "http://evil.example"}, body)
+    assert st == 403 and json.loads(raw)["code"] == "cross_origin"
+    assert _raw(port, "POST", "/v1/retrieve", {**good, "Origin": "null"}, body)[0] == 403
+    assert _raw(port, "POST", "/v1/retrieve", {**good, "Origin": f"http://127.0.0.1:{port}"}, body)[0] == 200
+    assert _raw(port, "GET", "/v1/scope", {**good, "Origin": "http://evil.example"})[0] == 200  # reads: Host only
+
+
+def test_html_responses_carry_csp_and_anti_framing_and_docs_loads_no_cdn(door):
+    """Note: the page kept a key in sessionStorage on an origin that loaded Swagger UI
+    from a CDN at an unpinned version."""
+    st, headers, _ = _raw(door.port, "GET", "/")
+    assert st == 200 and headers["content-type"].startswith("text/html")
+    csp = headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "http" not in csp
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer" and headers["x-frame-options"] == "DENY"
+    assert _raw(door.port, "GET", "/docs")[0] == 404 and _raw(door.port, "GET", "/redoc")[0] == 404
+    st, headers, _ = _raw(door.port, "GET", "/openapi.json")
+    assert st == 200 and headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": "barley\u0000straw"},
+        {"question": "barley straw", "options": {"layers": ["keyword\u0000"]}},
+        {"question": "barley straw", "scope": {"sources": ["a\u0000b"]}},
+    ],
+)
+def test_a_nul_character_is_a_400_problem(door, door_key, body):
+    """Note: a NUL in a question was a 500."""
+    good = {"Authorization": f"Bearer {door_key}"}
+    for path in ("/v1/retrieve", "/v1/answer"):
+        st, headers, raw = _raw(door.port, "POST", path, good, body)
+        assert st == 400 and headers["content-type"].startswith("application/problem+json"), (path, st, raw)
+        assert json.loads(raw)["code"] in ("invalid_argument", "invalid_request")
+    st, _, _ = _raw(door.port, "GET", "/v1/documents/abc%00def", good)
+    assert st in (400, 404)
+
+
+def test_a_keyless_server_never_reopens_when_every_key_is_revoked(dsn, no_active_keys, tmp_path):
+    """Finding 5: started without keys (open on the loopback) -> a key appears (401
+    without a key) -> every key is revoked: still 401 until the server restarts."""
+    from scirag.server.keys import CACHE_SECONDS
+    from test_server_harness import KEY_PREFIX, ServerProc, http, make_key
+
+    srv = ServerProc(dsn, tmp_path / "keyless.log")
+    try:
+        assert http(srv.url + "/v1/scope").status == 200
+        key = make_key(dsn, "late")
+        deadline = time.monotonic() + CACHE_SECONDS + 5
+        while http(srv.url + "/v1/scope").status == 200:
+            assert time.monotonic() < deadline, "local-only mode stayed open after a key was made"
+            time.sleep(0.3)
+        assert http(srv.url + "/v1/scope").status == 401
+        assert http(srv.url + "/v1/scope", headers={"Authorization": f"Bearer {key}"}).status == 200
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("UPDATE scirag.api_keys SET revoked_at = now() WHERE name = %s", (KEY_PREFIX + "late",))
+        time.sleep(CACHE_SECONDS + 1.5)
+        for _ in range(3):
+            r = http(srv.url + "/v1/scope")
+            assert r.status == 401 and r.json()["code"] == "missing_key"
+            time.sleep(0.5)
+        assert http(srv.url + "/v1/scope", headers={"Authorization": f"Bearer {key}"}).status == 401
+    finally:
+        srv.stop()
