@@ -927,3 +927,124 @@ def test_a_keyless_server_never_reopens_when_every_key_is_revoked(dsn, no_active
         assert http(srv.url + "/v1/scope", headers={"Authorization": f"Bearer {key}"}).status == 401
     finally:
         srv.stop()
+
+
+# ---------------------------------------------------------------------------
+# Issue 26, finding 3: hostile files. A deflate bomb in a folder with good files,
+# through a real `scirag ingest` of the folder: the bomb becomes a failed row with its
+# reason within its budget, the good files are loaded, the run finishes.
+# ---------------------------------------------------------------------------
+
+
+def deflate_bomb_pdf(inflated: int) -> bytes:
+    """A valid one-page PDF whose content stream inflates to ``inflated`` zero bytes."""
+    import zlib
+
+    data = zlib.compress(b"\0" * inflated, 9)
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_a_deflate_bomb_in_a_folder_is_a_failed_row_within_its_budget(tmp_path, dsn, admin_conn, restore_corpus):
+    import subprocess
+
+    from conftest import ROOT
+
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / "good-one.md").write_text("# Barley straw\n\nBarley straw from Osgood County is baled twice. " * 4)
+    (folder / "good-two.txt").write_text("Switchgrass stands in Harlan County yield about six tons an acre. " * 4)
+    (folder / "bomb.pdf").write_bytes(deflate_bomb_pdf(40_000_000))  # ~40 KB: slow to parse (minutes before)
+    (folder / "bigbomb.pdf").write_bytes(deflate_bomb_pdf(400_000_000))  # ~390 KB: past the inflate cap
+    # one line of 1,000,000 characters without a space (the chunker was quadratic on it)
+    (folder / "oneline.txt").write_text("x" * 1_000_000)
+    budget = 8
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
+    env["SCIRAG_DSN"] = dsn
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "scirag"), "ingest", str(folder), "--license", "public", "--source", "sec26",
+         "--parse-seconds", str(budget), "--parse-memory-mb", "1024"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr  # some documents were added: the run succeeded
+    run_id = admin_conn.execute("SELECT max(id) FROM scirag.ingest_runs").fetchone()[0]
+    rows = {
+        r[0]: r[1:]
+        for r in admin_conn.execute(
+            "SELECT external_id, status, reason, seconds FROM scirag.ingest_reports WHERE run_id = %s", (run_id,)
+        ).fetchall()
+    }
+    assert rows["good-one"][0] == rows["good-two"][0] == rows["oneline"][0] == "added", rows
+    assert rows["bomb"][0] == "failed" and "parse budget exceeded" in rows["bomb"][1], rows["bomb"]
+    assert rows["bigbomb"][0] == "failed" and "decompression limit" in rows["bigbomb"][1], rows["bigbomb"]
+    # the bomb cost its budget once (its metadata read ran out of it; the parse was not tried again)
+    assert rows["bomb"][2] < 2, rows["bomb"]
+    assert took < 3 * budget + 60, took
+    assert admin_conn.execute(
+        "SELECT finished_at IS NOT NULL AND added = 3 AND failed = 2 FROM scirag.ingest_runs WHERE id = %s", (run_id,)
+    ).fetchone()[0]
+    longest = admin_conn.execute(
+        "SELECT max(length(c.content)) FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id "
+        "WHERE d.external_id = 'oneline' AND d.source = 'sec26'"
+    ).fetchone()[0]
+    assert longest <= 800 * 16 * 2 + 100  # a line without spaces is cut by characters too
+
+
+def test_the_parse_worker_enforces_time_and_memory_and_recovers():
+    from scirag.parse_guard import BudgetExceeded, GuardedParser, ParseBudget
+
+    with GuardedParser(ParseBudget(seconds=60, memory_mb=400)) as parser:
+        t0 = time.monotonic()
+        with pytest.raises(BudgetExceeded, match="more than 400 MB of memory"):
+            parser.parse_text("x\n" * 20_000_000, name="big.txt")  # a list of 20M lines: ~1.5 GB
+        assert time.monotonic() - t0 < 60
+        assert parser.parse_text("Corn grows well. " * 3).blocks  # a fresh worker takes the next document
+    with GuardedParser(ParseBudget(seconds=2, memory_mb=1024)) as parser:
+        t0 = time.monotonic()
+        with pytest.raises(BudgetExceeded, match="more than 2 s"):
+            parser.parse_file(_write_tmp_bomb())
+        assert time.monotonic() - t0 < 10
+        assert parser.parse_text("Corn grows well.").blocks
+
+
+def _write_tmp_bomb():
+    import tempfile
+
+    fh = tempfile.NamedTemporaryFile(suffix=".pdf", delete=False)
+    fh.write(deflate_bomb_pdf(40_000_000))
+    fh.close()
+    return fh.name
+
+
+def test_chunking_one_long_line_is_linear():
+    """The 10 MB single-line file of the issue: the line-end hyphen regex backtracked over
+    every start of a line without spaces (100,000 characters: 90 s)."""
+    from scirag.chunk import chunk_document
+    from scirag.parse import parse_text
+
+    def run(n):
+        t0 = time.perf_counter()
+        chunks = chunk_document(parse_text("x" * n + "-\nnext"), None, 800, 150)
+        return time.perf_counter() - t0, chunks
+
+    small, _ = run(250_000)
+    large, chunks = run(1_000_000)
+    assert large < 5 and large / max(small, 0.01) < 9, (small, large)
+    assert max(len(c.content) for c in chunks) <= 800 * 16 * 2 + 100
