@@ -3,7 +3,7 @@
 -- 22023, naming what was wrong) or change nothing. The end-to-end attacks (real
 -- logins, manifests, timing, fuzz) are in tests/py/test_security_adversarial.py.
 BEGIN;
-SELECT plan(27);
+SELECT plan(30);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -16,6 +16,8 @@ SELECT tests.login_role('ghost') AS ghost \gset
 SELECT tests.add_doc('sc-citing', 'public', 'src_a', ARRAY['cites 10.5555/sa.hidden and 10.5555/sa.absent'], with_section => false) AS citing \gset
 SELECT tests.add_doc('sc-hidden-cited', 'restricted', 'src_a', ARRAY['the hidden cited paper'], with_section => false) AS hcited \gset
 SELECT tests.add_doc('sc-open-cited', 'public', 'src_a', ARRAY['the open cited paper'], with_section => false) AS ocited \gset
+SELECT tests.add_doc('sc-big-hidden', 'restricted', 'src_a',
+  ARRAY(SELECT 'hidden chunk number ' || g FROM generate_series(1, 200) AS g)) AS bighidden \gset
 UPDATE scirag.documents SET doi = '10.5555/SA.HIDDEN' WHERE id = :hcited;
 UPDATE scirag.documents SET doi = '10.5555/sa.open' WHERE id = :ocited;
 INSERT INTO scirag.document_citations (document_id, cited_doi, origin)
@@ -104,6 +106,24 @@ SELECT is(scirag.scope_licenses(), ARRAY['open_commercial', 'public'], '... and 
 SELECT tests.as_role(NULL);
 SELECT throws_ok($$INSERT INTO scirag.role_ceilings (role_name, licenses) VALUES ('no_such_role_sa', '{public}')$$,
   '42704', NULL, 'a ceiling for a role that does not exist is refused');
+
+-- ---------------------------------------------------------------- hidden vs missing ids (issue 26, finding 7)
+-- The cost of document_outline must not grow with a hidden document: it may read none of
+-- its chunks (it read every one and let row-level security drop them). Counted with the
+-- transaction's own statistics, read as the superuser between the reader's calls.
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f0 \gset
+SELECT tests.as_role(:'attacker');
+SELECT count(*) AS n_hidden FROM scirag.document_outline(:bighidden) \gset
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f1 \gset
+SELECT tests.as_role(:'attacker');
+SELECT count(*) AS n_missing FROM scirag.document_outline(-42) \gset
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f2 \gset
+SELECT is(:n_hidden + :n_missing, 0, 'document_outline: no row for a hidden or a missing id');
+SELECT is(:f1::bigint - :f0::bigint, 0::bigint, 'document_outline of a hidden 200-chunk document reads none of its chunks');
+SELECT is(:f2::bigint - :f1::bigint, 0::bigint, '... exactly like a missing id');
 
 SELECT * FROM finish();
 ROLLBACK;
