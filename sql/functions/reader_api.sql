@@ -4,9 +4,10 @@
 -- it walked every chunk of a hidden document and let row-level security drop each
 -- one, so a hidden 3,000-chunk document took 0.68 ms against 0.20 ms for a missing id
 -- (scripts/bench_security.py --ids): the cost told hidden from missing and scaled with
--- the hidden document. The other reader API functions of this change (documents_visible,
--- chunk_get, chunk_neighbours, entities_visible, documents_all_visible,
--- external_ids_all_visible) are as released in functions/reader_api@v1.3.
+-- the hidden document. entities_visible bounds its id list (1,000). The other reader
+-- API functions of this change (documents_visible, chunk_get, chunk_neighbours,
+-- documents_all_visible, external_ids_all_visible) are as released in
+-- functions/reader_api@v1.3.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.document_outline(id bigint)
@@ -26,6 +27,21 @@ AS $$
 $$;
 COMMENT ON FUNCTION scirag.document_outline(bigint) IS
   'A visible document''s chunks in reading order, without text (location and section only); nothing for a hidden or unknown id, at a cost that does not depend on the hidden document''s size (its row is checked first). Reader API (security wall).';
+
+-- entities_visible takes at most 1,000 ids (issue 26: every array argument is bounded).
+CREATE OR REPLACE FUNCTION scirag.entities_visible(ids bigint[])
+RETURNS TABLE (entity_id bigint, name text, entity_type text, declared boolean, canonical_entity_id bigint)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  PERFORM scirag.check_limit(cardinality(ids), 'the number of ids', 'scirag.entities_visible');
+  RETURN QUERY
+  SELECT e.id, e.name, e.entity_type, e.declared, e.canonical_entity_id
+  FROM scirag.kg_entities e WHERE e.id = ANY (ids) ORDER BY e.id;
+END $$;
+COMMENT ON FUNCTION scirag.entities_visible(bigint[]) IS
+  'The listed knowledge-graph entities (at most 1,000 ids) the caller may see (an entity is visible through visible evidence, under a name that evidence shows), without their alias lists. Reader API (security wall).';
 
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

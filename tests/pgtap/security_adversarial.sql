@@ -3,7 +3,7 @@
 -- 22023, naming what was wrong) or change nothing. The end-to-end attacks (real
 -- logins, manifests, timing, fuzz) are in tests/py/test_security_adversarial.py.
 BEGIN;
-SELECT plan(30);
+SELECT plan(37);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -106,6 +106,26 @@ SELECT is(scirag.scope_licenses(), ARRAY['open_commercial', 'public'], '... and 
 SELECT tests.as_role(NULL);
 SELECT throws_ok($$INSERT INTO scirag.role_ceilings (role_name, licenses) VALUES ('no_such_role_sa', '{public}')$$,
   '42704', NULL, 'a ceiling for a role that does not exist is refused');
+
+-- ---------------------------------------------------------------- array bounds and NUL (issue 26, notes)
+SELECT tests.as_role(:'attacker');
+SELECT throws_ok($$SELECT count(*) FROM scirag.mmr_select(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g),
+                   ARRAY(SELECT 1.0::float8 FROM generate_series(1, 1001)), 5)$$, '22023',
+  'scirag.mmr_select: the number of chunk_ids must be at most 1000 (got 1001)', 'mmr_select: at most 1,000 ids (2 million were taken)');
+SELECT throws_ok($$SELECT count(*) FROM scirag.consolidate(ARRAY(SELECT g::bigint FROM generate_series(1, 2000000) g))$$, '22023',
+  'scirag.consolidate: the number of chunk_ids must be at most 1000 (got 2000000)', 'consolidate: at most 1,000 ids');
+SELECT throws_ok($$SELECT count(*) FROM scirag.enrich_chunks(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023',
+  'scirag.enrich_chunks: the number of chunk_ids must be at most 1000 (got 1001)', 'enrich_chunks: at most 1,000 ids');
+SELECT throws_ok($$SELECT scirag.enrichment_metrics(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023', NULL,
+  'enrichment_metrics: bounded through enrich_chunks');
+SELECT throws_ok($$SELECT count(*) FROM scirag.entities_visible(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023',
+  'scirag.entities_visible: the number of ids must be at most 1000 (got 1001)', 'entities_visible: at most 1,000 ids');
+SELECT lives_ok($$SELECT count(*) FROM scirag.consolidate(ARRAY(SELECT g::bigint FROM generate_series(1, 1000) g))$$,
+  '... 1,000 ids still pass');
+-- A NUL never reaches a scirag function from SQL: PostgreSQL refuses it at input
+-- (text cannot hold U+0000; jsonb refuses the \u0000 escape).
+SELECT throws_ok($$SELECT count(*) FROM scirag.retrieve('straw', 5, 'interactive', '{"preset": "\u0000"}')$$, '22P05', NULL,
+  'a NUL escape in options is refused before retrieve runs (22P05)');
 
 -- ---------------------------------------------------------------- hidden vs missing ids (issue 26, finding 7)
 -- The cost of document_outline must not grow with a hidden document: it may read none of
