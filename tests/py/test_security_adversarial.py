@@ -1048,3 +1048,57 @@ def test_chunking_one_long_line_is_linear():
     large, chunks = run(1_000_000)
     assert large < 5 and large / max(small, 0.01) < 9, (small, large)
     assert max(len(c.content) for c in chunks) <= 800 * 16 * 2 + 100
+
+
+def test_control_characters_in_file_names_and_nul_bytes_in_markdown_are_reported(
+    tmp_path, loader_conn, admin_conn, embedder, restore_corpus
+):
+    """Note: a file name with a newline became an id with a newline; NUL bytes in
+    Markdown vanished silently. Now the first is a failed row naming the character and
+    the second an added row that says how many NUL bytes were removed."""
+    from scirag.discover import discover
+    from scirag.ingest import Ingester, ingest_entries
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    (folder / "bad\nname.md").write_text("# Forged\n\nA document whose file name holds a newline. " * 3)
+    (folder / "tab\tname.md").write_text("# Tabbed\n\nA document whose file name holds a tab character. " * 3)
+    (folder / "nul.md").write_bytes(b"# Nul\n\nMaize stover\x00 with two NUL\x00 bytes in the text. " * 3)
+    (folder / "fine.md").write_text("# Fine\n\nAn ordinary document about wheat straw bales. " * 3)
+    found = discover([folder], license="public", source="sec26n")
+    counts = ingest_entries(loader_conn, found.items, str(folder), Ingester(loader_conn, embedder=embedder))
+    rows = admin_conn.execute(
+        "SELECT external_id, status, reason FROM scirag.ingest_reports WHERE run_id = %s ORDER BY line_no",
+        (counts["run_id"],),
+    ).fetchall()
+    by_status = {r[0]: r for r in rows}
+    failed = [r for r in rows if r[1] == "failed"]
+    assert len(failed) == 2 and all("control character" in r[2] for r in failed), rows
+    assert {"U+000A", "U+0009"} == {r[2].split("(")[1][:6] for r in failed}
+    assert all("\n" not in (r[0] or "") and "\t" not in (r[0] or "") for r in rows)
+    assert by_status["nul"][1] == "added" and "6 NUL byte(s) removed" in by_status["nul"][2], rows
+    assert by_status["fine"][1] == "added"
+    assert (
+        admin_conn.execute(
+            "SELECT count(*) FROM scirag.documents WHERE source = 'sec26n' AND external_id ~ '[[:cntrl:]]'"
+        ).fetchone()[0]
+        == 0
+    )
+
+
+def test_manifest_ids_and_paths_with_control_characters_are_refused(tmp_path):
+    from scirag.manifest import ManifestError, read_manifest
+
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(
+        json.dumps({"id": "two\nlines", "text": "x"})
+        + "\n"
+        + json.dumps({"id": "ok-id", "path": "a\rb.md"})
+        + "\n"
+        + json.dumps({"id": "good", "text": "fine"})
+        + "\n"
+    )
+    items = [item for _, item in read_manifest(manifest)]
+    assert isinstance(items[0], ManifestError) and "control character (U+000A)" in str(items[0])
+    assert isinstance(items[1], ManifestError) and "'path' contains a control character (U+000D)" in str(items[1])
+    assert not isinstance(items[2], ManifestError)

@@ -21,7 +21,16 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scirag.manifest import LICENSES, Entry, ManifestError, _bad_text, confine, read_manifest
+from scirag.manifest import (
+    LICENSES,
+    Entry,
+    ManifestError,
+    _bad_text,
+    _clean_id,
+    _control_chars,
+    confine,
+    read_manifest,
+)
 
 DOCUMENT_SUFFIXES = {
     ".pdf": "pdf",
@@ -109,6 +118,10 @@ def discover(
         if resolved in stated_by_manifest or resolved in seen:
             continue  # the manifest line states this file's rights
         seen.add(resolved)
+        bad_name = _control_chars(rel)
+        if bad_name:  # a newline in a file name would become a newline in the id
+            found.items.append(ManifestError(f"{rel!r}: the file name {bad_name}; rename the file", _clean_id(rel)))
+            continue
         ident = rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel
         # rights the command line stated count as stated (a stored 'unknown' may take them)
         stated = frozenset(k for k, v in (("license", license), ("source", source)) if v is not None)
