@@ -1102,3 +1102,37 @@ def test_manifest_ids_and_paths_with_control_characters_are_refused(tmp_path):
     assert isinstance(items[0], ManifestError) and "control character (U+000A)" in str(items[0])
     assert isinstance(items[1], ManifestError) and "'path' contains a control character (U+000D)" in str(items[1])
     assert not isinstance(items[2], ManifestError)
+
+
+def test_community_ids_do_not_count_other_tiers(dsn, demo_corpus, loader_conn, admin_conn, attacker, embedder):
+    """Note: communities were numbered in one sequence across tiers, so the gaps between
+    the ids a reader sees counted the communities of tiers it may not see. Ids are random
+    now: spread over 2^62, unrelated to any count."""
+    from scirag import db
+    from scirag.graph.communities import build_communities
+    from scirag.graph.extract import run_extract
+    from scirag.graph.offline import OfflineExtractor
+    from scirag.graph.ontology import load_domain
+    from scirag.manifest import read_manifest
+
+    from conftest import DEMO_MANIFEST
+
+    domain = load_domain()
+    with db.connect(dsn, role="scirag_loader") as conn:
+        names = [e.id for _, e in read_manifest(DEMO_MANIFEST)]
+        demo = [r[0] for r in conn.execute("SELECT id FROM scirag.documents WHERE external_id = ANY (%s)", (names,))]
+        run_extract(conn, domain, OfflineExtractor(domain), document_ids=demo)
+    try:
+        build_communities(loader_conn, domain, None, embedder=embedder)
+        total, lo, hi = admin_conn.execute("SELECT count(*), min(id), max(id) FROM scirag.kg_communities").fetchone()
+        assert total >= 2
+        assert hi - lo > 10**6 * total  # consecutive ids (before) span exactly total - 1
+        vec = admin_conn.execute("SELECT embedding::text FROM scirag.kg_communities LIMIT 1").fetchone()[0]
+        seen = [
+            r[0] for r in attacker.execute("SELECT community_id FROM scirag.search_community(%s::vector, 100)", (vec,))
+        ]
+        assert seen and len(seen) < total  # the reader sees some communities, not every tier's
+        seen.sort()
+        assert all(b - a > 1000 for a, b in zip(seen, seen[1:]))  # no gap counts anything
+    finally:
+        admin_conn.execute("DELETE FROM scirag.kg_communities")
