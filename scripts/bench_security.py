@@ -11,6 +11,13 @@ on both alike. Each demo question (domain/questions.yaml) is asked --reps times 
 configuration, after one warm-up pass per database (the embedder loads once per backend).
 
     .venv/bin/python scripts/bench_security.py --dsn before="host=... dbname=A" --dsn after="host=... dbname=B"
+
+--ids (issue 26, timing of hidden against missing ids) measures instead, per database, the
+median of document_outline and chunk_get as scirag_reader for an id that is hidden (a
+restricted document of --chunks chunks, inserted for the run and rolled back) and for
+an id that does not exist, the calls alternating:
+
+    .venv/bin/python scripts/bench_security.py --ids --dsn now="host=... dbname=A"
 """
 
 import argparse
@@ -34,7 +41,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dsn", action="append", required=True, help="LABEL=DSN (repeatable)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--ids", action="store_true", help="hidden against missing ids instead (issue 26)")
+    ap.add_argument("--chunks", type=int, default=3000, help="--ids: chunks of the hidden document")
     args = ap.parse_args()
+    if args.ids:
+        for item in args.dsn:
+            label, _, dsn = item.partition("=")
+            bench_ids(label, dsn, args.chunks, max(args.reps, 200))
+        return
     questions = [q["question"] for q in yaml.safe_load((ROOT / "domain" / "questions.yaml").read_text())["questions"]]
     conns = {}
     for item in args.dsn:
@@ -83,6 +97,50 @@ def main() -> None:
         )
     for conn in conns.values():
         conn.close()
+
+
+HIDDEN_DOC_SQL = """
+WITH d AS (INSERT INTO scirag.documents (external_id, title, license, source, content_hash, parser)
+           VALUES ('bench-hidden-' || txid_current(), 'hidden', 'restricted', 'bench', md5(random()::text), 'text')
+           RETURNING id)
+INSERT INTO scirag.chunks (document_id, ordinal, kind, level, section_path, is_table, content, token_count,
+                           license, source, retracted, embedding, embedding_version)
+SELECT d.id, g, 'prose', 2, '1 Hidden', false, repeat('hidden restricted text ', 40), 120, 'restricted', 'bench', false,
+       (SELECT array_fill(0.01::real, ARRAY[value::int])::vector FROM scirag.settings WHERE key = 'embedding_dim'),
+       'bench'
+FROM d, generate_series(1, %s) AS g
+RETURNING document_id, id
+"""
+
+
+def bench_ids(label: str, dsn: str, chunks: int, reps: int) -> None:
+    """Median ms of document_outline and chunk_get as scirag_reader: a hidden id against a
+    missing one (inserted and rolled back in one transaction of a superuser session)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(HIDDEN_DOC_SQL, (chunks,)).fetchall()
+        doc, chunk = rows[0][0], rows[len(rows) // 2][1]
+        top = conn.execute("SELECT max(id) FROM scirag.chunks").fetchone()[0]
+        missing_doc, missing_chunk = doc + 1_000_000, top + 1_000_000
+        conn.execute("SET LOCAL ROLE scirag_reader")
+        calls = [
+            ("document_outline", "SELECT count(*) FROM scirag.document_outline(%s)", doc, missing_doc),
+            ("chunk_get", "SELECT count(*) FROM scirag.chunk_get(%s)", chunk, missing_chunk),
+        ]
+        for name, sql, hidden, missing in calls:
+            ms = {"hidden": [], "missing": []}
+            for i in range(reps + 20):
+                for kind, ident in (("hidden", hidden), ("missing", missing)):
+                    t0 = time.perf_counter()
+                    assert conn.execute(sql, (ident,)).fetchone()[0] == 0
+                    if i >= 20:  # warm-up: plans, scope functions
+                        ms[kind].append((time.perf_counter() - t0) * 1000)
+            print(
+                f"{label:8s} {name:17s} hidden ({chunks} chunks) p50={percentile(ms['hidden'], 50):6.3f} ms  "
+                f"missing p50={percentile(ms['missing'], 50):6.3f} ms  n={reps}"
+            )
+        conn.rollback()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 -- through scirag.chunks / scirag.documents as the caller (SECURITY INVOKER), so a
 -- parent, a sibling or a merged neighbour is used only when row-level security
 -- lets the caller read it.
+-- Reworked again (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit), checked
+-- in consolidation_groups, which consolidate calls.
 BEGIN;
 
 -- scirag.consolidation_group (the type of a context group) was created by the first
@@ -216,6 +218,7 @@ DECLARE
   k text;
   i int;
 BEGIN
+  PERFORM scirag.check_limit(cardinality(chunk_ids), 'the number of chunk_ids', 'scirag.consolidate');
   -- One group per readable input chunk (first occurrence), remembering its rank.
   g := ARRAY(
     SELECT ROW(c.document_id, c.parent_ordinal, ARRAY[c.ordinal], ARRAY[c.id], u.pos::int, NULL::bigint)::scirag.consolidation_group
@@ -433,4 +436,5 @@ GRANT EXECUTE ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_cha
   scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb)
   TO scirag_reader, scirag_loader;
 GRANT USAGE ON TYPE scirag.consolidation_group TO scirag_reader, scirag_loader;
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -8,6 +8,7 @@
 -- holds enough; text over max_word_count is cut by the sliding window. Every read
 -- goes through scirag.chunks and scirag.documents as the caller (SECURITY INVOKER),
 -- so row-level security decides what a parent may contribute.
+-- Reworked again (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit).
 BEGIN;
 
 DROP FUNCTION scirag.enrich_chunks(bigint[], int, int);
@@ -39,6 +40,7 @@ DECLARE
   headings text[];
   headings_doc bigint;
 BEGIN
+  PERFORM scirag.check_limit(cardinality(chunk_ids), 'the number of chunk_ids', 'scirag.enrich_chunks');
   IF min_word_count IS NULL OR max_word_count IS NULL OR min_word_count < 0 OR max_word_count < 1 THEN
     RAISE EXCEPTION 'scirag.enrich_chunks: min_word_count must be >= 0 and max_word_count >= 1'
       USING ERRCODE = '22023';
@@ -151,4 +153,5 @@ COMMENT ON FUNCTION scirag.enrichment_metrics(bigint[], int, int) IS
 REVOKE ALL ON FUNCTION scirag.enrich_chunks(bigint[], int, int), scirag.enrichment_metrics(bigint[], int, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.enrich_chunks(bigint[], int, int), scirag.enrichment_metrics(bigint[], int, int)
   TO scirag_reader, scirag_loader;
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

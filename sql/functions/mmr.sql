@@ -6,6 +6,8 @@
 -- Reworked (issue 16): mmr_lambda's default is the preset default (scirag.preset_schema(),
 -- the one place of VulcanLab's defaults) and its bounds are those of retrieve's
 -- mmr_lambda option (scirag.retrieve_option_schema(), the one place of option bounds).
+-- Reworked (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit; 2 million were
+-- accepted).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION scirag.mmr_select(chunk_ids bigint[], relevance double precision[], k int,
@@ -33,6 +35,7 @@ DECLARE
   j int;
   r int := 0;
 BEGIN
+  PERFORM scirag.check_limit(cardinality(chunk_ids), 'the number of chunk_ids', 'scirag.mmr_select');
   IF cardinality(coalesce(chunk_ids, '{}')) <> cardinality(coalesce(relevance, '{}')) THEN
     RAISE EXCEPTION 'scirag.mmr_select: chunk_ids and relevance must have the same length (% and %)',
       cardinality(coalesce(chunk_ids, '{}')), cardinality(coalesce(relevance, '{}')) USING ERRCODE = '22023';

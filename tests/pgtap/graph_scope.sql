@@ -117,8 +117,8 @@ SELECT is((SELECT count(*)::int FROM scirag.kg_relationships WHERE source_entity
   'only relationships with eligible provenance are visible');
 SELECT throws_ok('SELECT aliases FROM scirag.kg_entities', '42501', NULL, 'a reader cannot read the alias lists');
 SELECT throws_ok('SELECT 1 FROM scirag.entity_resolution_audit', '42501', NULL, 'a reader cannot read merge receipts');
-SELECT is((SELECT count(*)::int FROM scirag.document_citations WHERE cited_document_id IS NOT NULL), 1,
-  'a citation naming a document outside the scope is invisible');
+SELECT is((SELECT array_agg(r.resolved ORDER BY r.cited_doi) FROM scirag.references((SELECT document_id FROM tests.fx WHERE external_id = 'g-a' LIMIT 1)) r), ARRAY[true, false],
+  'a citation naming a document outside the scope is unresolved (like a DOI not in the corpus)');
 
 -- empty scope fails closed
 SET LOCAL scirag.licenses = '';

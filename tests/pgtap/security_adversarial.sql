@@ -3,7 +3,7 @@
 -- 22023, naming what was wrong) or change nothing. The end-to-end attacks (real
 -- logins, manifests, timing, fuzz) are in tests/py/test_security_adversarial.py.
 BEGIN;
-SELECT plan(22);
+SELECT plan(37);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -12,12 +12,38 @@ SELECT tests.add_doc('sa-res', 'restricted', 'src_a', ARRAY['cellulas secret sac
 SELECT tests.add_doc('sa-retr', 'public', 'src_a', ARRAY['a retracted straw claim'], retracted => true) AS retr \gset
 SELECT tests.login_role('attacker', 'scirag_reader') AS attacker \gset
 SELECT tests.login_role('ghost') AS ghost \gset
+-- issue 26 finding 1: a visible document citing a hidden one and a DOI not in the corpus
+SELECT tests.add_doc('sc-citing', 'public', 'src_a', ARRAY['cites 10.5555/sa.hidden and 10.5555/sa.absent'], with_section => false) AS citing \gset
+SELECT tests.add_doc('sc-hidden-cited', 'restricted', 'src_a', ARRAY['the hidden cited paper'], with_section => false) AS hcited \gset
+SELECT tests.add_doc('sc-open-cited', 'public', 'src_a', ARRAY['the open cited paper'], with_section => false) AS ocited \gset
+SELECT tests.add_doc('sc-big-hidden', 'restricted', 'src_a',
+  ARRAY(SELECT 'hidden chunk number ' || g FROM generate_series(1, 200) AS g)) AS bighidden \gset
+UPDATE scirag.documents SET doi = '10.5555/SA.HIDDEN' WHERE id = :hcited;
+UPDATE scirag.documents SET doi = '10.5555/sa.open' WHERE id = :ocited;
+INSERT INTO scirag.document_citations (document_id, cited_doi, origin)
+VALUES (:citing, '10.5555/sa.hidden', 'crossref'), (:citing, '10.5555/sa.absent', 'crossref'),
+       (:citing, '10.5555/sa.open', 'crossref'), (:hcited, '10.5555/sa.open', 'crossref');
+UPDATE scirag.document_citations c SET cited_document_id = d.id FROM scirag.documents d
+WHERE lower(d.doi) = c.cited_doi AND c.document_id IN (:citing, :hcited);
 SELECT tests.as_role(NULL);
 INSERT INTO scirag.role_ceilings (role_name, licenses, note)
 VALUES (:'ghost', ARRAY['public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown'], 'test: to be dropped');
 DROP ROLE :"ghost";
 
 SELECT tests.as_role(:'attacker');
+
+-- ---------------------------------------------------------------- citations (issue 26, finding 1)
+SELECT results_eq(format($$SELECT cited_doi, resolved, cited_document_id, external_id, title, year, retracted, origin
+                            FROM scirag.references(%s)$$, :citing),
+  $$VALUES ('10.5555/sa.open'::text, true, $$ || :ocited || $$::bigint, 'sc-open-cited'::text, 'Fixture sc-open-cited'::text, 2024, false, 'crossref'::text),
+           ('10.5555/sa.absent', false, NULL, NULL, NULL, NULL, NULL, 'crossref'),
+           ('10.5555/sa.hidden', false, NULL, NULL, NULL, NULL, NULL, 'crossref')$$,
+  'references: a hidden cited document is an unresolved DOI, exactly like one not in the corpus (it was dropped)');
+SELECT is((SELECT count(*)::int FROM scirag.cited_by(:hcited)), 0, 'cited_by of a hidden document: nothing');
+SELECT is((SELECT count(*)::int FROM scirag.cited_by(-7)), 0, 'cited_by of an unknown id: nothing');
+SELECT is((SELECT count(*)::int FROM scirag.references(:hcited)), 0, 'references of a hidden document: nothing');
+SELECT results_eq(format($$SELECT external_id FROM scirag.cited_by(%s)$$, :ocited), $$VALUES ('sc-citing'::text)$$,
+  'cited_by of a visible document lists only visible citing documents');
 
 -- ---------------------------------------------------------------- options (item 9)
 SELECT throws_ok($$SELECT * FROM scirag.retrieve('straw', 5, 'interactive', '{"rrf_k": -1}')$$, '22023',
@@ -80,6 +106,44 @@ SELECT is(scirag.scope_licenses(), ARRAY['open_commercial', 'public'], '... and 
 SELECT tests.as_role(NULL);
 SELECT throws_ok($$INSERT INTO scirag.role_ceilings (role_name, licenses) VALUES ('no_such_role_sa', '{public}')$$,
   '42704', NULL, 'a ceiling for a role that does not exist is refused');
+
+-- ---------------------------------------------------------------- array bounds and NUL (issue 26, notes)
+SELECT tests.as_role(:'attacker');
+SELECT throws_ok($$SELECT count(*) FROM scirag.mmr_select(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g),
+                   ARRAY(SELECT 1.0::float8 FROM generate_series(1, 1001)), 5)$$, '22023',
+  'scirag.mmr_select: the number of chunk_ids must be at most 1000 (got 1001)', 'mmr_select: at most 1,000 ids (2 million were taken)');
+SELECT throws_ok($$SELECT count(*) FROM scirag.consolidate(ARRAY(SELECT g::bigint FROM generate_series(1, 2000000) g))$$, '22023',
+  'scirag.consolidate: the number of chunk_ids must be at most 1000 (got 2000000)', 'consolidate: at most 1,000 ids');
+SELECT throws_ok($$SELECT count(*) FROM scirag.enrich_chunks(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023',
+  'scirag.enrich_chunks: the number of chunk_ids must be at most 1000 (got 1001)', 'enrich_chunks: at most 1,000 ids');
+SELECT throws_ok($$SELECT scirag.enrichment_metrics(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023', NULL,
+  'enrichment_metrics: bounded through enrich_chunks');
+SELECT throws_ok($$SELECT count(*) FROM scirag.entities_visible(ARRAY(SELECT g::bigint FROM generate_series(1, 1001) g))$$, '22023',
+  'scirag.entities_visible: the number of ids must be at most 1000 (got 1001)', 'entities_visible: at most 1,000 ids');
+SELECT lives_ok($$SELECT count(*) FROM scirag.consolidate(ARRAY(SELECT g::bigint FROM generate_series(1, 1000) g))$$,
+  '... 1,000 ids still pass');
+-- A NUL never reaches a scirag function from SQL: PostgreSQL refuses it at input
+-- (text cannot hold U+0000; jsonb refuses the \u0000 escape).
+SELECT throws_ok($$SELECT count(*) FROM scirag.retrieve('straw', 5, 'interactive', '{"preset": "\u0000"}')$$, '22P05', NULL,
+  'a NUL escape in options is refused before retrieve runs (22P05)');
+
+-- ---------------------------------------------------------------- hidden vs missing ids (issue 26, finding 7)
+-- The cost of document_outline must not grow with a hidden document: it may read none of
+-- its chunks (it read every one and let row-level security drop them). Counted with the
+-- transaction's own statistics, read as the superuser between the reader's calls.
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f0 \gset
+SELECT tests.as_role(:'attacker');
+SELECT count(*) AS n_hidden FROM scirag.document_outline(:bighidden) \gset
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f1 \gset
+SELECT tests.as_role(:'attacker');
+SELECT count(*) AS n_missing FROM scirag.document_outline(-42) \gset
+SELECT tests.as_role(NULL);
+SELECT pg_stat_get_xact_tuples_fetched('scirag.chunks'::regclass) AS f2 \gset
+SELECT is(:n_hidden + :n_missing, 0, 'document_outline: no row for a hidden or a missing id');
+SELECT is(:f1::bigint - :f0::bigint, 0::bigint, 'document_outline of a hidden 200-chunk document reads none of its chunks');
+SELECT is(:f2::bigint - :f1::bigint, 0::bigint, '... exactly like a missing id');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -22,6 +22,8 @@ import pytest
 from psycopg import errors
 from psycopg.conninfo import make_conninfo
 
+from test_server_modes import no_active_keys  # a fixture
+
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 
 ATTACKER = f"sec_attacker_{os.getpid()}"
@@ -745,3 +747,392 @@ def test_set_role_behind_a_pooler_keeps_the_callers_scope(admin_conn, attacker_d
         assert admin_conn.execute("SELECT scirag.scope_licenses()").fetchone()[0] == ["open_commercial", "public"]
         assert admin_conn.execute("SELECT count(*) FROM scirag.chunk_get(%s)", (hidden["chunk_id"],)).fetchone()[0] == 0
         assert admin_conn.execute("SELECT count(*) FROM scirag.retrieve('barley straw', 3)").fetchone()[0] == 3
+
+
+# ---------------------------------------------------------------------------
+# Issue 26: the HTTP door. A server of its own (its failure counters must not leak
+# into the shared server of test_server.py), on the loopback.
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def door_key(dsn, demo_corpus):
+    from test_server_harness import KEY_PREFIX, make_key
+
+    key = make_key(dsn, "door-reader", rate_per_minute=100000)  # the server requires keys
+    yield key
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM scirag.api_keys WHERE name = %s", (KEY_PREFIX + "door-reader",))
+
+
+@pytest.fixture(scope="module")
+def door(dsn, door_key, tmp_path_factory):
+    from test_server_harness import ServerProc
+
+    srv = ServerProc(dsn, tmp_path_factory.mktemp("door") / "serve.log")
+    yield srv
+    srv.stop()
+
+
+def _raw(port, method, path, headers=None, body=None, source="127.0.0.1"):
+    """One HTTP request from a chosen loopback source address, with headers exactly as given."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(source, 0))
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        hdrs = {"Host": f"127.0.0.1:{port}", **(headers or {})}
+        data = json.dumps(body).encode() if body is not None else None
+        if data is not None:
+            hdrs.setdefault("Content-Type", "application/json")
+            hdrs["Content-Length"] = str(len(data))
+        for k, v in hdrs.items():
+            conn.putheader(k, v)
+        conn.endheaders(data)
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
+
+
+MCP_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def test_a_flood_of_made_up_keys_never_locks_a_valid_key_out(door, door_key):
+    """Finding 2: 700 made-up keys (more than the old shared 600/min) from one address,
+    then the real key: 200 on REST and /mcp, every time. The flooding address is limited
+    (429), another address is not."""
+    port = door.port
+    statuses = []
+    for i in range(700):
+        path, body = ("/mcp", MCP_LIST) if i % 2 else ("/v1/scope", None)
+        st, _, _ = _raw(
+            port,
+            "POST" if body else "GET",
+            path,
+            {"Authorization": f"Bearer scirag_madeup{i}", **(MCP_ACCEPT if body else {})},
+            body,
+        )
+        statuses.append(st)
+    assert set(statuses) == {401, 429} and statuses.count(429) > 500, statuses[:80]
+    good = {"Authorization": f"Bearer {door_key}"}
+    for _ in range(10):
+        assert _raw(port, "GET", "/v1/scope", good)[0] == 200
+        assert _raw(port, "POST", "/mcp", {**good, **MCP_ACCEPT}, MCP_LIST)[0] == 200
+    # the limit is per address: another loopback address still gets a plain 401
+    st, _, body = _raw(port, "GET", "/v1/scope", {"Authorization": "Bearer scirag_other"}, source="127.0.0.2")
+    assert st == 401 and json.loads(body)["code"] == "invalid_key"
+    again = [_raw(port, "GET", "/v1/scope", {"Authorization": f"Bearer scirag_again{i}"}) for i in range(10)]
+    assert sum(st == 429 for st, _, _ in again) >= 5  # the flooding address stays limited
+    st, headers, body = again[-1]
+    assert st == 429 and json.loads(body)["code"] == "rate_limited" and int(headers["retry-after"]) >= 1
+
+
+def test_control_characters_cannot_forge_an_access_log_line(door):
+    """Finding 4: a path with an encoded newline wrote a second, forged log line."""
+    forged = "2026-01-01 00:00:00,000 INFO scirag.server.access forged GET /v1/scope 200 1.0ms key=admin"
+    path = "/healthz%0a" + forged.replace(" ", "%20") + "%0d%0b%e2%80%a8"
+    _raw(door.port, "GET", path)
+    time.sleep(0.3)
+    lines = door.log().splitlines()
+    assert not any(line.startswith(forged[:30]) for line in lines)
+    hit = [line for line in lines if "forged" in line]
+    assert len(hit) == 1 and "/healthz\\x0a2026-01-01" in hit[0] and "\\x0d\\x0b\\u2028" in hit[0], hit
+
+
+def test_host_and_origin_are_checked_on_every_route_of_a_loopback_server(door, door_key):
+    """Finding 6: DNS rebinding. A Host that is not a loopback name gets 421 everywhere
+    (the page, REST, OpenAPI, health, /mcp); a state-changing request from a foreign
+    Origin gets 403; loopback names and origins pass."""
+    port, good = door.port, {"Authorization": f"Bearer {door_key}"}
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "", "[::2]"):
+        for method, path, body in (
+            ("GET", "/", None),
+            ("GET", "/v1/scope", None),
+            ("GET", "/openapi.json", None),
+            ("GET", "/healthz", None),
+            ("GET", "/static/app.js", None),
+            ("POST", "/v1/retrieve", {"question": "straw"}),
+            ("POST", "/mcp", MCP_LIST),
+        ):
+            st, _, _ = _raw(port, method, path, {**good, **MCP_ACCEPT, "Host": host}, body)
+            assert st == 421, (host, path, st)
+    for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
+        assert _raw(port, "GET", "/v1/scope", {**good, "Host": host})[0] == 200, host
+    body = {"question": "barley straw", "k": 1}
+    st, _, raw = _raw(port, "POST", "/v1/retrieve", {**good, "Origin": "http://evil.example"}, body)
+    assert st == 403 and json.loads(raw)["code"] == "cross_origin"
+    assert _raw(port, "POST", "/v1/retrieve", {**good, "Origin": "null"}, body)[0] == 403
+    assert _raw(port, "POST", "/v1/retrieve", {**good, "Origin": f"http://127.0.0.1:{port}"}, body)[0] == 200
+    assert _raw(port, "GET", "/v1/scope", {**good, "Origin": "http://evil.example"})[0] == 200  # reads: Host only
+
+
+def test_html_responses_carry_csp_and_anti_framing_and_docs_loads_no_cdn(door):
+    """Note: the page kept a key in sessionStorage on an origin that loaded Swagger UI
+    from a CDN at an unpinned version."""
+    st, headers, _ = _raw(door.port, "GET", "/")
+    assert st == 200 and headers["content-type"].startswith("text/html")
+    csp = headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "http" not in csp
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer" and headers["x-frame-options"] == "DENY"
+    assert _raw(door.port, "GET", "/docs")[0] == 404 and _raw(door.port, "GET", "/redoc")[0] == 404
+    st, headers, _ = _raw(door.port, "GET", "/openapi.json")
+    assert st == 200 and headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": "barley\u0000straw"},
+        {"question": "barley straw", "options": {"layers": ["keyword\u0000"]}},
+        {"question": "barley straw", "scope": {"sources": ["a\u0000b"]}},
+    ],
+)
+def test_a_nul_character_is_a_400_problem(door, door_key, body):
+    """Note: a NUL in a question was a 500."""
+    good = {"Authorization": f"Bearer {door_key}"}
+    for path in ("/v1/retrieve", "/v1/answer"):
+        st, headers, raw = _raw(door.port, "POST", path, good, body)
+        assert st == 400 and headers["content-type"].startswith("application/problem+json"), (path, st, raw)
+        assert json.loads(raw)["code"] in ("invalid_argument", "invalid_request")
+    st, _, _ = _raw(door.port, "GET", "/v1/documents/abc%00def", good)
+    assert st in (400, 404)
+
+
+def test_a_keyless_server_never_reopens_when_every_key_is_revoked(dsn, no_active_keys, tmp_path):
+    """Finding 5: started without keys (open on the loopback) -> a key appears (401
+    without a key) -> every key is revoked: still 401 until the server restarts."""
+    from scirag.server.keys import CACHE_SECONDS
+    from test_server_harness import KEY_PREFIX, ServerProc, http, make_key
+
+    srv = ServerProc(dsn, tmp_path / "keyless.log")
+    try:
+        assert http(srv.url + "/v1/scope").status == 200
+        key = make_key(dsn, "late")
+        deadline = time.monotonic() + CACHE_SECONDS + 5
+        while http(srv.url + "/v1/scope").status == 200:
+            assert time.monotonic() < deadline, "local-only mode stayed open after a key was made"
+            time.sleep(0.3)
+        assert http(srv.url + "/v1/scope").status == 401
+        assert http(srv.url + "/v1/scope", headers={"Authorization": f"Bearer {key}"}).status == 200
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("UPDATE scirag.api_keys SET revoked_at = now() WHERE name = %s", (KEY_PREFIX + "late",))
+        time.sleep(CACHE_SECONDS + 1.5)
+        for _ in range(3):
+            r = http(srv.url + "/v1/scope")
+            assert r.status == 401 and r.json()["code"] == "missing_key"
+            time.sleep(0.5)
+        assert http(srv.url + "/v1/scope", headers={"Authorization": f"Bearer {key}"}).status == 401
+    finally:
+        srv.stop()
+
+
+# ---------------------------------------------------------------------------
+# Issue 26, finding 3: hostile files. A deflate bomb in a folder with good files,
+# through a real `scirag ingest` of the folder: the bomb becomes a failed row with its
+# reason within its budget, the good files are loaded, the run finishes.
+# ---------------------------------------------------------------------------
+
+
+def deflate_bomb_pdf(inflated: int) -> bytes:
+    """A valid one-page PDF whose content stream inflates to ``inflated`` zero bytes."""
+    import zlib
+
+    data = zlib.compress(b"\0" * inflated, 9)
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_a_deflate_bomb_in_a_folder_is_a_failed_row_within_its_budget(tmp_path, dsn, admin_conn, restore_corpus):
+    import subprocess
+
+    from conftest import ROOT
+
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / "good-one.md").write_text("# Barley straw\n\nBarley straw from Osgood County is baled twice. " * 4)
+    (folder / "good-two.txt").write_text("Switchgrass stands in Harlan County yield about six tons an acre. " * 4)
+    (folder / "bomb.pdf").write_bytes(deflate_bomb_pdf(40_000_000))  # ~40 KB: slow to parse (minutes before)
+    (folder / "bigbomb.pdf").write_bytes(deflate_bomb_pdf(400_000_000))  # ~390 KB: past the inflate cap
+    # one line of 1,000,000 characters without a space (the chunker was quadratic on it)
+    (folder / "oneline.txt").write_text("x" * 1_000_000)
+    budget = 8
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
+    env["SCIRAG_DSN"] = dsn
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "scirag"), "ingest", str(folder), "--license", "public", "--source", "sec26",
+         "--parse-seconds", str(budget), "--parse-memory-mb", "1024"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr  # some documents were added: the run succeeded
+    run_id = admin_conn.execute("SELECT max(id) FROM scirag.ingest_runs").fetchone()[0]
+    rows = {
+        r[0]: r[1:]
+        for r in admin_conn.execute(
+            "SELECT external_id, status, reason, seconds FROM scirag.ingest_reports WHERE run_id = %s", (run_id,)
+        ).fetchall()
+    }
+    assert rows["good-one"][0] == rows["good-two"][0] == rows["oneline"][0] == "added", rows
+    assert rows["bomb"][0] == "failed" and "parse budget exceeded" in rows["bomb"][1], rows["bomb"]
+    assert rows["bigbomb"][0] == "failed" and "decompression limit" in rows["bigbomb"][1], rows["bigbomb"]
+    # the bomb cost its budget once (its metadata read ran out of it; the parse was not tried again)
+    assert rows["bomb"][2] < 2, rows["bomb"]
+    assert took < 3 * budget + 60, took
+    assert admin_conn.execute(
+        "SELECT finished_at IS NOT NULL AND added = 3 AND failed = 2 FROM scirag.ingest_runs WHERE id = %s", (run_id,)
+    ).fetchone()[0]
+    longest = admin_conn.execute(
+        "SELECT max(length(c.content)) FROM scirag.chunks c JOIN scirag.documents d ON d.id = c.document_id "
+        "WHERE d.external_id = 'oneline' AND d.source = 'sec26'"
+    ).fetchone()[0]
+    assert longest <= 800 * 16 * 2 + 100  # a line without spaces is cut by characters too
+
+
+def test_the_parse_worker_enforces_time_and_memory_and_recovers():
+    from scirag.parse_guard import BudgetExceeded, GuardedParser, ParseBudget
+
+    with GuardedParser(ParseBudget(seconds=60, memory_mb=400)) as parser:
+        t0 = time.monotonic()
+        with pytest.raises(BudgetExceeded, match="more than 400 MB of memory"):
+            parser.parse_text("x\n" * 20_000_000, name="big.txt")  # a list of 20M lines: ~1.5 GB
+        assert time.monotonic() - t0 < 60
+        assert parser.parse_text("Corn grows well. " * 3).blocks  # a fresh worker takes the next document
+    with GuardedParser(ParseBudget(seconds=2, memory_mb=1024)) as parser:
+        t0 = time.monotonic()
+        with pytest.raises(BudgetExceeded, match="more than 2 s"):
+            parser.parse_file(_write_tmp_bomb())
+        assert time.monotonic() - t0 < 10
+        assert parser.parse_text("Corn grows well.").blocks
+
+
+def _write_tmp_bomb():
+    import tempfile
+
+    fh = tempfile.NamedTemporaryFile(suffix=".pdf", delete=False)
+    fh.write(deflate_bomb_pdf(40_000_000))
+    fh.close()
+    return fh.name
+
+
+def test_chunking_one_long_line_is_linear():
+    """The 10 MB single-line file of the issue: the line-end hyphen regex backtracked over
+    every start of a line without spaces (100,000 characters: 90 s)."""
+    from scirag.chunk import chunk_document
+    from scirag.parse import parse_text
+
+    def run(n):
+        t0 = time.perf_counter()
+        chunks = chunk_document(parse_text("x" * n + "-\nnext"), None, 800, 150)
+        return time.perf_counter() - t0, chunks
+
+    small, _ = run(250_000)
+    large, chunks = run(1_000_000)
+    assert large < 5 and large / max(small, 0.01) < 9, (small, large)
+    assert max(len(c.content) for c in chunks) <= 800 * 16 * 2 + 100
+
+
+def test_control_characters_in_file_names_and_nul_bytes_in_markdown_are_reported(
+    tmp_path, loader_conn, admin_conn, embedder, restore_corpus
+):
+    """Note: a file name with a newline became an id with a newline; NUL bytes in
+    Markdown vanished silently. Now the first is a failed row naming the character and
+    the second an added row that says how many NUL bytes were removed."""
+    from scirag.discover import discover
+    from scirag.ingest import Ingester, ingest_entries
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    (folder / "bad\nname.md").write_text("# Forged\n\nA document whose file name holds a newline. " * 3)
+    (folder / "tab\tname.md").write_text("# Tabbed\n\nA document whose file name holds a tab character. " * 3)
+    (folder / "nul.md").write_bytes(b"# Nul\n\nMaize stover\x00 with two NUL\x00 bytes in the text. " * 3)
+    (folder / "fine.md").write_text("# Fine\n\nAn ordinary document about wheat straw bales. " * 3)
+    found = discover([folder], license="public", source="sec26n")
+    counts = ingest_entries(loader_conn, found.items, str(folder), Ingester(loader_conn, embedder=embedder))
+    rows = admin_conn.execute(
+        "SELECT external_id, status, reason FROM scirag.ingest_reports WHERE run_id = %s ORDER BY line_no",
+        (counts["run_id"],),
+    ).fetchall()
+    by_status = {r[0]: r for r in rows}
+    failed = [r for r in rows if r[1] == "failed"]
+    assert len(failed) == 2 and all("control character" in r[2] for r in failed), rows
+    assert {"U+000A", "U+0009"} == {r[2].split("(")[1][:6] for r in failed}
+    assert all("\n" not in (r[0] or "") and "\t" not in (r[0] or "") for r in rows)
+    assert by_status["nul"][1] == "added" and "6 NUL byte(s) removed" in by_status["nul"][2], rows
+    assert by_status["fine"][1] == "added"
+    assert (
+        admin_conn.execute(
+            "SELECT count(*) FROM scirag.documents WHERE source = 'sec26n' AND external_id ~ '[[:cntrl:]]'"
+        ).fetchone()[0]
+        == 0
+    )
+
+
+def test_manifest_ids_and_paths_with_control_characters_are_refused(tmp_path):
+    from scirag.manifest import ManifestError, read_manifest
+
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(
+        json.dumps({"id": "two\nlines", "text": "x"})
+        + "\n"
+        + json.dumps({"id": "ok-id", "path": "a\rb.md"})
+        + "\n"
+        + json.dumps({"id": "good", "text": "fine"})
+        + "\n"
+    )
+    items = [item for _, item in read_manifest(manifest)]
+    assert isinstance(items[0], ManifestError) and "control character (U+000A)" in str(items[0])
+    assert isinstance(items[1], ManifestError) and "'path' contains a control character (U+000D)" in str(items[1])
+    assert not isinstance(items[2], ManifestError)
+
+
+def test_community_ids_do_not_count_other_tiers(dsn, demo_corpus, loader_conn, admin_conn, attacker, embedder):
+    """Note: communities were numbered in one sequence across tiers, so the gaps between
+    the ids a reader sees counted the communities of tiers it may not see. Ids are random
+    now: spread over 2^62, unrelated to any count."""
+    from scirag import db
+    from scirag.graph.communities import build_communities
+    from scirag.graph.extract import run_extract
+    from scirag.graph.offline import OfflineExtractor
+    from scirag.graph.ontology import load_domain
+    from scirag.manifest import read_manifest
+
+    from conftest import DEMO_MANIFEST
+
+    domain = load_domain()
+    with db.connect(dsn, role="scirag_loader") as conn:
+        names = [e.id for _, e in read_manifest(DEMO_MANIFEST)]
+        demo = [r[0] for r in conn.execute("SELECT id FROM scirag.documents WHERE external_id = ANY (%s)", (names,))]
+        run_extract(conn, domain, OfflineExtractor(domain), document_ids=demo)
+    try:
+        build_communities(loader_conn, domain, None, embedder=embedder)
+        total, lo, hi = admin_conn.execute("SELECT count(*), min(id), max(id) FROM scirag.kg_communities").fetchone()
+        assert total >= 2
+        assert hi - lo > 10**6 * total  # consecutive ids (before) span exactly total - 1
+        vec = admin_conn.execute("SELECT embedding::text FROM scirag.kg_communities LIMIT 1").fetchone()[0]
+        seen = [
+            r[0] for r in attacker.execute("SELECT community_id FROM scirag.search_community(%s::vector, 100)", (vec,))
+        ]
+        assert seen and len(seen) < total  # the reader sees some communities, not every tier's
+        seen.sort()
+        assert all(b - a > 1000 for a, b in zip(seen, seen[1:]))  # no gap counts anything
+    finally:
+        admin_conn.execute("DELETE FROM scirag.kg_communities")

@@ -30,6 +30,8 @@ chunk knows the exact span of source lines its own text came from.
 
 from __future__ import annotations
 
+import bisect
+
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -80,6 +82,9 @@ class Chunk:
 # ---------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+# A chunk holds at most target tokens and target * MAX_CHARS_PER_TOKEN characters (a
+# run without spaces counts as one token; issue 26).
+MAX_CHARS_PER_TOKEN = 16
 
 
 def count_tokens(text: str) -> int:
@@ -137,7 +142,16 @@ _PAGE_NUMBER = re.compile(
     r"|^\s*[-–—]\s*\d{1,4}\s*[-–—]\s*$",
     re.IGNORECASE,
 )
-_LINE_END_HYPHEN = re.compile(r"(\S*[A-Za-z])-$")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _line_end_fragment(text: str) -> str | None:
+    r"""The word a line-end hyphen cuts ("ligno" of "... ligno-"), or None. Linear: the
+    regex (\S*[A-Za-z])-$ it replaces backtracked over every start of a long line
+    without spaces (issue 26: a 100,000-character line took 90 s)."""
+    if len(text) < 2 or text[-1] != "-" or text[-2] not in _ASCII_LETTERS:
+        return None
+    return text[:-1].rsplit(None, 1)[-1]
 
 
 def _split_lines(text: str) -> list[str]:
@@ -175,9 +189,8 @@ def _dehyphenate(lines: list[_Line]) -> list[_Line]:
     while i < len(kept):
         line = kept[i]
         nxt = kept[i + 1] if i + 1 < len(kept) else None
-        m = _LINE_END_HYPHEN.search(line.text)
-        if m and nxt is not None and nxt.text[:1].islower():
-            fragment = m.group(1)
+        fragment = _line_end_fragment(line.text)
+        if fragment is not None and nxt is not None and nxt.text[:1].islower():
             # "straw-to-\ngrain": the word is already a hyphenated compound,
             # so the line-end hyphen is a real one; "ligno-\ncellulosic" is not.
             keep_hyphen = "-" in fragment
@@ -522,19 +535,22 @@ class _Piece:
 def _para_pieces(unit: _Unit, target: int) -> list[_Piece]:
     """A paragraph as one piece, or as sentence pieces when it exceeds target (the
     one sentence splitter of loader, answer checks, graph and SQL: scirag_helpers.text)."""
-    if count_tokens(unit.text) <= target:
+    if count_tokens(unit.text) <= target and len(unit.text) <= target * MAX_CHARS_PER_TOKEN:
         return [_Piece(unit.text, unit.span)]
-    # Character offset of each line inside unit.text, to map sentences to lines.
-    offsets, pos = [], 0
+    # Character offset (start and end) of each line inside unit.text, to map sentences
+    # to lines by bisection (both are sorted; a scan per sentence was quadratic).
+    offsets, ends, pos = [], [], 0
     for line in unit.lines:
         offsets.append(pos)
-        pos += len(line.text.strip()) + 1
+        pos += len(line.text.strip())
+        ends.append(pos)
+        pos += 1
     pieces: list[_Piece] = []
     for a, b in text_rules.sentence_spans(unit.text):
         sentence = unit.text[a:b].strip()
         if not sentence:
             continue
-        lines = [l for l, off in zip(unit.lines, offsets) if off < b and off + len(l.text.strip()) >= a]
+        lines = unit.lines[bisect.bisect_left(ends, a) : bisect.bisect_left(offsets, b)]
         span = _span_of(l.span for l in lines) if lines else unit.span
         for part in _hard_split(sentence, target):
             pieces.append(_Piece(part, span, continues=bool(pieces)))
@@ -543,17 +559,23 @@ def _para_pieces(unit: _Unit, target: int) -> list[_Piece]:
 
 def _hard_split(text: str, target: int) -> list[str]:
     """A sentence longer than target (tables of numbers in prose, run-on
-    extraction) is cut on whitespace so no chunk grows without bound."""
-    if count_tokens(text) <= target:
+    extraction) is cut on whitespace so no chunk grows without bound; a "word"
+    longer than target * MAX_CHARS_PER_TOKEN characters (a line without spaces)
+    is cut by characters."""
+    max_chars = target * MAX_CHARS_PER_TOKEN
+    if count_tokens(text) <= target and len(text) <= max_chars:
         return [text]
-    parts, current, size = [], [], 0
-    for word in text.split():
-        n = count_tokens(word)
-        if current and size + n > target:
-            parts.append(" ".join(current))
-            current, size = [], 0
-        current.append(word)
-        size += n
+    parts, current, size, chars = [], [], 0, 0
+    for long_word in text.split():
+        for i in range(0, len(long_word), max_chars):
+            word = long_word[i : i + max_chars]
+            n = count_tokens(word)
+            if current and (size + n > target or chars + len(word) > max_chars):
+                parts.append(" ".join(current))
+                current, size, chars = [], 0, 0
+            current.append(word)
+            size += n
+            chars += len(word) + 1
     if current:
         parts.append(" ".join(current))
     return parts
@@ -776,14 +798,16 @@ class _Builder:
             pieces.extend(_para_pieces(unit, self.target))
         self.buffer = []
         current: list[_Piece] = []
-        size = count_tokens(self.carry)
+        size, chars = count_tokens(self.carry), len(self.carry)
+        max_chars = self.target * MAX_CHARS_PER_TOKEN
         for piece in pieces:
             n = count_tokens(piece.text)
-            if current and size + n > self.target:
+            if current and (size + n > self.target or chars + len(piece.text) > max_chars):
                 self._emit_prose(current)
-                current, size = [], count_tokens(self.carry)
+                current, size, chars = [], count_tokens(self.carry), len(self.carry)
             current.append(piece)
             size += n
+            chars += len(piece.text) + 2
         if current:
             self._emit_prose(current)
 

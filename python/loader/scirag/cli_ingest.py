@@ -35,15 +35,29 @@ def ingest(
     allow_outside: bool = typer.Option(
         False, "--allow-outside", help="let manifest paths (and links in folders) point outside their folder"
     ),
+    parse_seconds: Optional[float] = typer.Option(
+        None, "--parse-seconds", help="wall-clock budget to parse one document (default SCIRAG_PARSE_SECONDS or 300)"
+    ),
+    parse_memory_mb: Optional[int] = typer.Option(
+        None, "--parse-memory-mb", help="memory budget of the parse worker (default SCIRAG_PARSE_MEMORY_MB or 2048)"
+    ),
 ):
     """Parse, chunk, embed and store documents: the lines of manifests, and files and folders
     (recursively). A manifest line states its document's rights; --license/--source apply to the
     files no manifest line names. Title, authors, year, DOI and arXiv id a manifest leaves out are
     read from the file and marked as inferred."""
     from scirag.ingest import Ingester, ingest_entries
+    from scirag.parse_guard import GuardedParser, ParseBudget
 
     try:
-        found = discover(paths, glob, license, source, allow_outside)
+        budget = ParseBudget.from_env(parse_seconds, parse_memory_mb)
+    except ValueError as exc:
+        db.echo(f"error: {exc}")
+        raise typer.Exit(2) from None
+    # one parse worker for the whole run: discovery reads metadata through it too
+    parser = GuardedParser(budget)
+    try:
+        found = discover(paths, glob, license, source, allow_outside, reader=parser)
     except DiscoverError as exc:
         db.echo(f"error: {exc}")
         raise typer.Exit(2) from None
@@ -61,8 +75,11 @@ def ingest(
         return
     label = " ".join(str(p) for p in paths)
     with routing.connect_writer(dsn, role=db.LOADER_ROLE) as conn:  # a standby is refused in one line
-        ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens)
-        counts = ingest_entries(conn, found.items, label, ingester)
+        ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens, parser=parser)
+        try:
+            counts = ingest_entries(conn, found.items, label, ingester)
+        finally:
+            ingester.close()
         if counts["added"] + counts["duplicate"]:
             # fresh BM25 postings (new chunks, or chunks re-filed under a new license) into
             # blocks, and planner statistics for what the run wrote

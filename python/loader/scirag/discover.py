@@ -21,7 +21,16 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scirag.manifest import LICENSES, Entry, ManifestError, _bad_text, confine, read_manifest
+from scirag.manifest import (
+    LICENSES,
+    Entry,
+    ManifestError,
+    _bad_text,
+    _clean_id,
+    _control_chars,
+    confine,
+    read_manifest,
+)
 
 DOCUMENT_SUFFIXES = {
     ".pdf": "pdf",
@@ -57,6 +66,7 @@ def discover(
     source: str | None = None,
     allow_outside: bool = False,
     infer: bool = True,
+    reader=None,
 ) -> Discovery:
     """Entries for every manifest line and every document file under paths (see module doc)."""
     if license is not None and license not in LICENSES:
@@ -108,6 +118,10 @@ def discover(
         if resolved in stated_by_manifest or resolved in seen:
             continue  # the manifest line states this file's rights
         seen.add(resolved)
+        bad_name = _control_chars(rel)
+        if bad_name:  # a newline in a file name would become a newline in the id
+            found.items.append(ManifestError(f"{rel!r}: the file name {bad_name}; rename the file", _clean_id(rel)))
+            continue
         ident = rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel
         # rights the command line stated count as stated (a stored 'unknown' may take them)
         stated = frozenset(k for k, v in (("license", license), ("source", source)) if v is not None)
@@ -129,7 +143,7 @@ def discover(
         if isinstance(item, Entry):
             item.line_no = i
             if infer:
-                fill_from_file(item)
+                fill_from_file(item, reader)
     if not found.items:
         raise DiscoverError(
             "nothing to ingest: no manifest line and no document file"
@@ -172,29 +186,38 @@ def _unique_ids(items: list) -> None:
         taken[ident] = str(item.path)
 
 
-def fill_from_file(entry: Entry) -> Entry:
-    """Citation fields the manifest did not state, read from the file; each one taken is
-    listed in entry.inferred. A file that cannot be read is left for the parser to report."""
-    if entry.path is None:
-        if "title" not in entry.stated and "title" not in entry.inferred:
-            entry.inferred.append("title")  # the manifest's fallback: the id
-        return entry
-    suffix = entry.path.suffix.lower()
+def read_file_metadata(path: Path) -> dict:
+    """Citation fields a file states (a PDF's first page and info, a Markdown or HTML
+    title); {} when it cannot be read (the parser reports that)."""
+    suffix = path.suffix.lower()
     found: dict = {}
     if suffix == ".pdf":
         from scirag.pdfmeta import read_pdf_meta
 
-        meta = read_pdf_meta(entry.path)
+        meta = read_pdf_meta(path)
         found = {f: getattr(meta, f) for f in METADATA_FIELDS if getattr(meta, f)}
     elif suffix in (".md", ".markdown", ".html", ".htm"):
         from scirag.parse import ParseError, parse_file
 
         try:
-            title = parse_file(entry.path).title
+            title = parse_file(path).title
         except (ParseError, OSError):
             title = None
         if title:
             found["title"] = title.strip()
+    return found
+
+
+def fill_from_file(entry: Entry, reader=None) -> Entry:
+    """Citation fields the manifest did not state, read from the file; each one taken is
+    listed in entry.inferred. A file that cannot be read is left for the parser to report.
+    ``reader`` (a scirag.parse_guard.GuardedParser) reads the file within the parse
+    budget, in its worker process."""
+    if entry.path is None:
+        if "title" not in entry.stated and "title" not in entry.inferred:
+            entry.inferred.append("title")  # the manifest's fallback: the id
+        return entry
+    found = reader.metadata(entry.path) if reader is not None else read_file_metadata(entry.path)
     for name in METADATA_FIELDS:
         if name in entry.stated or name not in found:
             continue

@@ -11,7 +11,8 @@ import psycopg
 from scirag.chunk import chunk_document, content_hash
 from scirag.db import echo
 from scirag.manifest import Entry, ManifestError, read_manifest
-from scirag.parse import ParseError, parse_file, parse_text
+from scirag.parse import ParseError
+from scirag.parse_guard import GuardedParser, ParseBudget
 from scirag_helpers.embedder import Embedder, EmbeddingError, to_pgvector
 
 CHUNK_COLUMNS = (
@@ -53,19 +54,27 @@ class Ingester:
         embedder: Embedder | None = None,
         target_tokens: int = 800,
         overlap_tokens: int = 150,
+        budget: ParseBudget | None = None,
+        parser: GuardedParser | None = None,
     ):
         self.conn = conn
         self.embedder = embedder or Embedder(threads=2, expected_dim=self._column_dim())
         self.target_tokens, self.overlap_tokens = target_tokens, overlap_tokens
+        # every document is parsed in a worker process within a time and memory budget
+        self.parser = parser or GuardedParser(budget)
+
+    def close(self) -> None:
+        """Ends the parse worker (it also ends by itself when this process exits)."""
+        self.parser.close()
 
     def _column_dim(self) -> int:
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
     def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None) -> Outcome:
         if entry.path is not None:
-            doc = parse_file(entry.path)
+            doc = self.parser.parse_file(entry.path)
         else:
-            doc = parse_text(entry.text, fmt=entry.fmt, name=entry.id)
+            doc = self.parser.parse_text(entry.text, fmt=entry.fmt, name=entry.id)
         chunks = chunk_document(doc, entry.title, self.target_tokens, self.overlap_tokens)
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")

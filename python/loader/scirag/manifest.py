@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,13 @@ def _bad_text(value: str) -> str | None:
     if len(value) > MAX_FIELD_CHARS:
         return f"is {len(value)} characters long (at most {MAX_FIELD_CHARS})"
     return None
+
+
+def _control_chars(value: str) -> str | None:
+    """Why an id or a file name cannot be used (a newline or other control character
+    would forge lines in reports, logs and --manifest-out), or None (issue 26)."""
+    bad = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+    return None if bad is None else f"contains a control character (U+{ord(bad):04X})"
 
 
 def confine(base: Path, relative: str, allow_outside: bool = False) -> Path:
@@ -102,7 +111,7 @@ def parse_entry(raw: str, line_no: int, base: Path, allow_outside: bool = False)
         raise ManifestError(f"{where}: 'id' {what}", shown)
     if not ident.strip():
         raise ManifestError(f"{where}: missing or empty 'id'")
-    problem = _bad_text(ident)
+    problem = _bad_text(ident) or _control_chars(ident)
     if problem:
         raise ManifestError(f"{where}: 'id' {problem}", shown)
     where = f"{where} ({ident})"
@@ -111,6 +120,8 @@ def parse_entry(raw: str, line_no: int, base: Path, allow_outside: bool = False)
             raise ManifestError(f"{where}: '{key}' must be a string, got {type(obj[key]).__name__}", shown)
         if isinstance(obj.get(key), str) and key != "text" and _bad_text(obj[key]):
             raise ManifestError(f"{where}: '{key}' {_bad_text(obj[key])}", shown)
+        if key == "path" and isinstance(obj.get(key), str) and _control_chars(obj[key]):
+            raise ManifestError(f"{where}: 'path' {_control_chars(obj[key])}", shown)
     if isinstance(obj.get("text"), str) and "\x00" in obj["text"]:
         obj["text"] = obj["text"].replace("\x00", "")  # as parsed files: NUL never reaches the database
     try:

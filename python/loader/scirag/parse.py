@@ -93,7 +93,13 @@ def parse_file(path: str | Path, pdf_engine: str | None = None) -> ParsedDocumen
             f"{path}: unsupported file type {suffix or '(no suffix)'!r}: not UTF-8 text "
             f"(invalid byte at offset {exc.start})"
         ) from None
-    return parse_text(text, fmt=fmt, name=str(path))
+    doc = parse_text(text, fmt=fmt, name=str(path))
+    nul = data.count(b"\x00")
+    if nul:
+        # removed (they cannot reach the database), and said so in the report row (issue 26)
+        first = data.index(b"\x00")
+        doc.partial = f"{nul} NUL byte(s) removed (the first at offset {first})"
+    return doc
 
 
 def parse_text(text: str, fmt: str = "text", name: str = "<inline>") -> ParsedDocument:

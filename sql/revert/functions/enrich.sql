@@ -1,6 +1,6 @@
--- Revert scirag:functions/enrich: the previous version. Its enrich_chunks has
--- another result type (no body), which CREATE OR REPLACE cannot change: dropped
--- first, in the same transaction (the included script's BEGIN only warns).
+-- Revert scirag:functions/enrich: back to functions/enrich@v1.3 (which drops and creates
+-- enrich_chunks again), then the reader wall back
+\ir ../../functions/enrich@v1.3.sql
 BEGIN;
-DROP FUNCTION scirag.enrich_chunks(bigint[], int, int);
-\ir ../../functions/enrich@v1.1.sql
+DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
+COMMIT;

@@ -8,3 +8,9 @@ BEGIN
           WHERE oid IN ('scirag.references(bigint)'::regprocedure, 'scirag.cited_by(bigint)'::regprocedure)),
          'scirag.references and scirag.cited_by must pin search_path';
 END $$;
+DO $$
+BEGIN
+  -- issue 26: cited_by of a hidden document gives nothing (the target's visibility is checked)
+  ASSERT (SELECT prosrc FROM pg_proc WHERE oid = 'scirag.cited_by(bigint)'::regprocedure) LIKE '%t.id = $1%',
+         'cited_by is the @v1.3 version (it lists who cites a hidden document)';
+END $$;

@@ -15,3 +15,9 @@ BEGIN
                        AND position('chunk_body' IN prosrc) > 0),
          'consolidation strips the prefix instead of reading chunks.body';
 END $$;
+DO $$
+BEGIN
+  -- issue 26: the id array is bounded
+  ASSERT (SELECT prosrc FROM pg_proc WHERE oid = 'scirag.consolidation_groups(bigint[], jsonb)'::regprocedure) LIKE '%check_limit(cardinality(chunk_ids)%',
+         'scirag.consolidation_groups must bound chunk_ids (scirag.check_limit)';
+END $$;

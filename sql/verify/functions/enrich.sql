@@ -15,3 +15,9 @@ BEGIN
                                    WHERE oid = 'scirag.enrich_chunks(bigint[], int, int)'::regprocedure)) = 0,
          'enrich_chunks strips the prefix instead of reading chunks.body';
 END $$;
+DO $$
+BEGIN
+  -- issue 26: the id array is bounded
+  ASSERT (SELECT prosrc FROM pg_proc WHERE oid = 'scirag.enrich_chunks(bigint[], integer, integer)'::regprocedure) LIKE '%check_limit(cardinality(chunk_ids)%',
+         'scirag.enrich_chunks must bound chunk_ids (scirag.check_limit)';
+END $$;

@@ -15,3 +15,9 @@ BEGIN
   END;
   ASSERT msg = 'scirag.mmr_select: mmr_lambda must be between 0 and 1 (got 1.5)', 'mmr_select accepts mmr_lambda 1.5';
 END $$;
+DO $$
+BEGIN
+  -- issue 26: the id array is bounded
+  ASSERT (SELECT prosrc FROM pg_proc WHERE oid = 'scirag.mmr_select(bigint[], double precision[], integer, double precision)'::regprocedure) LIKE '%check_limit(cardinality(chunk_ids)%',
+         'scirag.mmr_select must bound chunk_ids (scirag.check_limit)';
+END $$;

@@ -12,3 +12,10 @@ BEGIN
                      WHERE p.oid = 'scirag.documents_visible(text)'::regprocedure AND a = 'source_path'),
          'documents_visible must not show source_path';
 END $$;
+DO $$
+BEGIN
+  -- issue 26: the document's row is checked before its chunks are read
+  ASSERT (SELECT prosrc FROM pg_proc WHERE oid = 'scirag.document_outline(bigint)'::regprocedure)
+           LIKE '%EXISTS (SELECT 1 FROM scirag.documents d WHERE d.id = document_outline.id)%',
+         'document_outline is the @v1.3 version (it walks a hidden document''s chunks)';
+END $$;

@@ -175,6 +175,17 @@ def local_name(entity: EntityRow, surfaces: list[Surface], documents: set[int]) 
     return min(counts, key=lambda x: (-counts[x], x)) if counts else None
 
 
+def _random_ids(n: int) -> list[int]:
+    """n distinct random positive bigints (63-bit): community ids that say nothing about
+    how many communities exist, in any tier."""
+    import secrets
+
+    ids: set[int] = set()
+    while len(ids) < n:
+        ids.add(secrets.randbelow(2**62) + 1)
+    return sorted(ids, key=lambda _: secrets.randbits(32))
+
+
 def build_communities(
     conn: psycopg.Connection,
     domain: Domain,
@@ -292,14 +303,19 @@ def build_communities(
 
     with conn.transaction():
         conn.execute("DELETE FROM scirag.kg_communities")
-        for (tier_no, licenses, label, title, summary, method, members, inner), vec in zip(rows, vectors):
+        # Random ids (issue 26): numbered in one sequence across tiers, the ids a reader
+        # sees would count the communities of tiers it may not see through their gaps.
+        ids = _random_ids(len(rows))
+        for (tier_no, licenses, label, title, summary, method, members, inner), vec, new_id in zip(rows, vectors, ids):
             src_docs = sorted({e.document_id for e in inner})
             cid = conn.execute(
-                """INSERT INTO scirag.kg_communities (tier, tier_licenses, label, title, summary, summary_method,
+                """INSERT INTO scirag.kg_communities (id, tier, tier_licenses, label, title, summary, summary_method,
                        embedding, embedding_version, entity_count, relationship_count, source_documents,
                        licenses, sources, any_retracted)
-                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+                   OVERRIDING SYSTEM VALUE
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
                 (
+                    new_id,
                     tier_no,
                     licenses,
                     label,

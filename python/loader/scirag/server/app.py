@@ -1,4 +1,4 @@
-"""create_app(): one FastAPI process serving REST under /v1 (OpenAPI at /docs), the MCP
+"""create_app(): one FastAPI process serving REST under /v1 (OpenAPI at /openapi.json), the MCP
 server at /mcp (streamable HTTP, behind the same keys), the web page at / and /healthz.
 
 Cross-cutting, for every response: an X-Request-ID (the caller's, if it sent a sane
@@ -30,7 +30,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from scirag.server import events as ev
-from scirag.server.keys import Identity, KeyStore, RateLimiter, TooManyFailures
+from scirag.server.gate import FailureLimiter, Gate, printable
+from scirag.server.keys import Identity, KeyStore, RateLimiter
 from scirag.server.mcp_tools import BYO_HEADER, IDENTITY_STATE, build_mcp
 from scirag.server.service import (
     MAX_K,
@@ -174,11 +175,11 @@ class RequestContext:
             access_log.info(
                 "%s %s %s %d %.1fms key=%s",
                 rid,
-                scope["method"],
-                scope["path"][:200],
+                printable(scope["method"], 16),
+                printable(scope["path"], 200),
                 status[0],
                 (time.perf_counter() - t0) * 1000,
-                ident.name if ident else "-",
+                printable(ident.name, 100) if ident else "-",
             )
 
 
@@ -209,44 +210,64 @@ def problem_response(p: Problem, request: Request | None = None) -> JSONResponse
 
 class Guard:
     """API key -> Identity. With no keys at start-up the server is local-only (bound to
-    the loopback) and requests act as ``local_role``; as soon as a key exists every
-    request needs one (a server never falls back to open mode while it runs)."""
+    the loopback) and requests act as ``local_role``; as soon as it sees an active key
+    every request needs one, for the rest of the process's life: revoking every key
+    later does not reopen it (restart the server for local-only mode again).
 
-    def __init__(self, keys: KeyStore, local_role: str | None):
+    Failed authentications are limited per client address (gate.FailureLimiter), after
+    the key was looked up in memory: a valid key is never refused because of anyone's
+    failures. Requests of a valid key are limited per key (its rate per minute)."""
+
+    def __init__(self, keys: KeyStore, local_role: str | None, failures_per_minute: int = 60):
         self.keys = keys
         self.local = Identity(name="local", role=local_role, byo_llm=True, rate_per_minute=None) if local_role else None
         self.limiter = RateLimiter()
+        self.failures = FailureLimiter(failures_per_minute)
+        self.closed = local_role is None  # latches: once keys exist, never open again
 
-    async def identify(self, headers) -> Identity:
+    def _failed(self, client: str, problem: Problem) -> Problem:
+        wait = self.failures.blocked(client)
+        if wait > 0:
+            return Problem(
+                429,
+                "rate_limited",
+                "Too many failed authentications from your address; wait a moment",
+                headers={"Retry-After": str(max(1, int(wait + 0.999)))},
+            )
+        self.failures.fail(client)
+        return problem
+
+    async def identify(self, headers, client: str = "-") -> Identity:
         key = None
         auth = headers.get("authorization")
         if auth and auth[:7].lower() == "bearer ":
             key = auth[7:].strip()
         key = key or headers.get("x-api-key")
         if key:
-            try:
-                ident = await self.keys.lookup(key)
-            except TooManyFailures:
-                raise Problem(
-                    429, "rate_limited", "Too many unknown API keys tried; wait a moment", headers={"Retry-After": "5"}
-                ) from None
+            ident = await self.keys.lookup(key)
             if ident is None:
+                raise self._failed(
+                    client,
+                    Problem(
+                        401,
+                        "invalid_key",
+                        "Unknown or revoked API key",
+                        headers={"WWW-Authenticate": 'Bearer realm="scirag"'},
+                    ),
+                )
+        else:
+            if not self.closed and await self.keys.active_count() > 0:
+                self.closed = True
+                log.warning("an API key exists: local-only mode is closed until the server restarts")
+            if self.closed:
                 raise Problem(
                     401,
-                    "invalid_key",
-                    "Unknown or revoked API key",
+                    "missing_key",
+                    "An API key is required",
+                    "send Authorization: Bearer <key> (an admin makes keys with `scirag keys add`)",
                     headers={"WWW-Authenticate": 'Bearer realm="scirag"'},
                 )
-        elif self.local is not None and await self.keys.active_count() == 0:
             ident = self.local
-        else:
-            raise Problem(
-                401,
-                "missing_key",
-                "An API key is required",
-                "send Authorization: Bearer <key> (an admin makes keys with `scirag keys add`)",
-                headers={"WWW-Authenticate": 'Bearer realm="scirag"'},
-            )
         wait = self.limiter.take(ident)
         if wait > 0:
             raise Problem(
@@ -256,6 +277,11 @@ class Guard:
                 headers={"Retry-After": str(max(1, int(wait + 0.999)))},
             )
         return ident
+
+
+def client_address(scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "-"
 
 
 class MCPGuard:
@@ -268,7 +294,7 @@ class MCPGuard:
         from starlette.datastructures import Headers
 
         try:
-            ident = await self.guard.identify(Headers(scope=scope))
+            ident = await self.guard.identify(Headers(scope=scope), client_address(scope))
         except Exception as exc:
             p = problem_for(exc)
             if p.status >= 500:
@@ -281,7 +307,7 @@ class MCPGuard:
 
 async def caller(request: Request) -> Identity:
     """FastAPI dependency: the request's Identity (401/429 as problem+json otherwise)."""
-    ident = await request.app.state.guard.identify(request.headers)
+    ident = await request.app.state.guard.identify(request.headers, client_address(request.scope))
     request.scope["state"][IDENTITY_STATE] = ident
     return ident
 
@@ -315,6 +341,10 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
 
     app = FastAPI(
         title="scirag",
+        # no Swagger UI / ReDoc: they load scripts from a CDN on the page's origin (issue 26);
+        # the OpenAPI document stays at /openapi.json
+        docs_url=None,
+        redoc_url=None,
         version="1",
         lifespan=lifespan,
         default_response_class=JSON,
@@ -447,4 +477,4 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.append(Route("/mcp", endpoint=MCPGuard(mcp_endpoint, guard), methods=["GET", "POST", "DELETE"]))
-    return RequestContext(app)
+    return RequestContext(Gate(app, host))

@@ -20,6 +20,10 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 def _logging() -> None:
     # stderr only: stdout belongs to the MCP protocol under `scirag mcp`
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from scirag.server.gate import EscapingFormatter
+
+    for handler in logging.getLogger().handlers:  # control characters in any message are escaped
+        handler.setFormatter(EscapingFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     for noisy in ("mcp", "httpx", "httpx2", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -38,7 +42,7 @@ def serve(
     local_role: str = typer.Option("scirag_reader", help="role of requests in local-only mode (no keys)"),
     pool_size: int = typer.Option(10, help="database connections in the pool"),
 ):
-    """Serve REST (/v1, OpenAPI at /docs), MCP (/mcp) and the web page (/) over HTTP."""
+    """Serve REST (/v1, OpenAPI at /openapi.json), MCP (/mcp) and the web page (/) over HTTP."""
     import uvicorn
 
     from scirag.server.app import create_app
@@ -61,7 +65,11 @@ def serve(
             flush=True,
         )
     app = create_app(target, local_role=local_role if n == 0 else None, host=host, pool_size=pool_size)
-    print(f"scirag serving on http://{host}:{port}/ (REST /v1, OpenAPI /docs, MCP /mcp)", file=sys.stderr, flush=True)
+    print(
+        f"scirag serving on http://{host}:{port}/ (REST /v1, OpenAPI /openapi.json, MCP /mcp)",
+        file=sys.stderr,
+        flush=True,
+    )
     uvicorn.run(
         app, host=host, port=port, access_log=False, log_config=None, lifespan="on", timeout_graceful_shutdown=5
     )

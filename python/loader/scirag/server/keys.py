@@ -1,7 +1,8 @@
 """API keys: each maps to a database role (scirag.api_keys: forced row-level security,
 readable by the owner role and superusers only). Only the SHA-256 of a key is stored; the key is shown once, when it
-is made. The server looks keys up through its own (admin) login and caches hits for a
-few seconds, so a revocation takes effect within CACHE_SECONDS.
+is made. The server reads the active keys through its own (admin) login at most every
+CACHE_SECONDS and looks keys up in memory, so a revocation takes effect within
+CACHE_SECONDS and an unknown key costs no database call.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 KEY_PREFIX = "scirag_"
 CACHE_SECONDS = 5.0
+MISS_REFRESH_SECONDS = 0.5  # an unknown key re-reads the active keys at most this often
 MAX_KEY_LENGTH = 200  # a longer Authorization value is refused before hashing
 
 
@@ -90,70 +92,70 @@ def revoke_key(conn, name: str) -> None:
 # Server side (async pool)
 # ---------------------------------------------------------------------------
 
-LOOKUP_SQL = """
-SELECT k.id, k.name, k.role_name, k.byo_llm, k.rate_per_minute
+ACTIVE_SQL = """
+SELECT k.key_hash, k.id, k.name, k.role_name, k.byo_llm, k.rate_per_minute
 FROM scirag.api_keys k
 JOIN pg_roles r ON r.oid = k.role_oid AND r.rolname = k.role_name  -- a re-created role gets no old key
-WHERE k.key_hash = %s AND k.revoked_at IS NULL
+WHERE k.revoked_at IS NULL
 """
 
 
 class KeyStore:
-    """Looks keys up in scirag.api_keys, caching hits and the active-key count briefly."""
-
-    FAILED_PER_MINUTE = 600  # unknown keys cost a database lookup each: bounded per process
+    """The active keys, read in one query at most every CACHE_SECONDS and kept in memory
+    as hash -> Identity (issue 26). A lookup is a dictionary probe; a miss re-reads the
+    table at most every MISS_REFRESH_SECONDS (so a new key works within half a second),
+    so unknown keys cost at most two small queries a second however many are tried, and
+    failures need no shared limit that could lock out a valid key (they are limited per
+    client address, after this lookup: scirag.server.gate)."""
 
     def __init__(self, pool):
         self.pool = pool
-        self._hits: dict[bytes, tuple[float, Identity]] = {}
-        self._count: tuple[float, int] | None = None
-        self._failed = RateLimiter()
-        self._failed_bucket = Identity(
-            name="unknown keys", role="", byo_llm=False, rate_per_minute=self.FAILED_PER_MINUTE, key_id=-1
-        )
+        self._active: dict[bytes, Identity] = {}
+        self._loaded_at: float | None = None
+        self._lock = None
+
+    async def _refresh(self, max_age: float = CACHE_SECONDS) -> None:
+        import asyncio
+
+        now = time.monotonic()
+        if self._loaded_at is not None and now - self._loaded_at < max_age:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._loaded_at is not None and time.monotonic() - self._loaded_at < max_age:
+                return  # another request refreshed it while this one waited
+            async with self.pool.connection() as conn:
+                cur = await conn.execute(ACTIVE_SQL)
+                rows = await cur.fetchall()
+            self._active = {
+                bytes(r["key_hash"]): Identity(
+                    name=r["name"],
+                    role=r["role_name"],
+                    byo_llm=r["byo_llm"],
+                    rate_per_minute=r["rate_per_minute"],
+                    key_id=r["id"],
+                )
+                for r in rows
+            }
+            self._loaded_at = time.monotonic()
 
     async def active_count(self) -> int:
-        now = time.monotonic()
-        if self._count and now - self._count[0] < CACHE_SECONDS:
-            return self._count[1]
-        async with self.pool.connection() as conn:
-            cur = await conn.execute("SELECT count(*) AS n FROM scirag.api_keys WHERE revoked_at IS NULL")
-            n = (await cur.fetchone())["n"]
-        self._count = (now, n)
-        return n
+        await self._refresh()
+        return len(self._active)
 
     async def lookup(self, key: str) -> Identity | None:
         if not key or len(key) > MAX_KEY_LENGTH:
             return None
+        await self._refresh()
         digest = hash_key(key)
-        now = time.monotonic()
-        hit = self._hits.get(digest)
-        if hit and now - hit[0] < CACHE_SECONDS:
-            return hit[1]
-        if self._failed.peek(self._failed_bucket) > 0:
-            raise TooManyFailures()
-        async with self.pool.connection() as conn:
-            cur = await conn.execute(LOOKUP_SQL, (digest,))
-            row = await cur.fetchone()
-        if row is None:
-            self._hits.pop(digest, None)
-            self._failed.take(self._failed_bucket)
-            return None
-        ident = Identity(
-            name=row["name"],
-            role=row["role_name"],
-            byo_llm=row["byo_llm"],
-            rate_per_minute=row["rate_per_minute"],
-            key_id=row["id"],
-        )
-        if len(self._hits) > 10_000:  # bounded: unknown keys are never cached, known ones are few
-            self._hits.clear()
-        self._hits[digest] = (now, ident)
+        ident = self._active.get(digest)
+        if ident is None:
+            # a key made a moment ago works at once: a miss re-reads the table, but at
+            # most every MISS_REFRESH_SECONDS whatever the number of unknown keys tried
+            await self._refresh(MISS_REFRESH_SECONDS)
+            ident = self._active.get(digest)
         return ident
-
-
-class TooManyFailures(Exception):
-    """Too many unknown keys were tried in the last minute; lookups pause briefly."""
 
 
 class RateLimiter:

@@ -160,12 +160,18 @@ def problem_for(exc: BaseException) -> Problem:
         return Problem(400, "invalid_request", "Invalid request", str(exc))
     if isinstance(exc, PoolTimeout):
         return Problem(503, "unavailable", "No database connection free; try again", headers={"Retry-After": "1"})
+    if isinstance(exc, psycopg.DataError) and not exc.sqlstate and "NUL" in str(exc):
+        # psycopg refuses a NUL character in a text parameter before sending it (issue 26)
+        return Problem(400, "invalid_argument", "Invalid argument", "text must not contain NUL (U+0000) characters")
     if isinstance(exc, psycopg.Error):
         state = exc.sqlstate or ""
         msg = _first_line(exc)
         hint = exc.diag.message_hint
         extra = {"hint": hint} if hint else {}
-        if state in ("22023", "P0001", "22P02", "22001", "22003") or (state == "XX000" and msg.startswith("scirag.")):
+        # 22P05 / 22021: a \u0000 escape in JSON options, bytes that are not UTF-8
+        if state in ("22023", "P0001", "22P02", "22001", "22003", "22P05", "22021") or (
+            state == "XX000" and msg.startswith("scirag.")
+        ):
             # The caller's own argument was refused by the SQL API (it names what was wrong).
             return Problem(400, "invalid_argument", "Invalid argument", msg, extra=extra)
         if state == "42501":

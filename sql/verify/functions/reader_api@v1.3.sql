@@ -1,0 +1,14 @@
+-- Verify scirag:functions/reader_api
+DO $$
+BEGIN
+  ASSERT to_regprocedure('scirag.documents_visible(text)') IS NOT NULL, 'documents_visible missing';
+  ASSERT to_regprocedure('scirag.chunk_get(bigint)') IS NOT NULL, 'chunk_get missing';
+  ASSERT to_regprocedure('scirag.chunk_neighbours(bigint, int)') IS NOT NULL, 'chunk_neighbours missing';
+  ASSERT to_regprocedure('scirag.document_outline(bigint)') IS NOT NULL, 'document_outline missing';
+  ASSERT to_regprocedure('scirag.entities_visible(bigint[])') IS NOT NULL, 'entities_visible missing';
+  ASSERT to_regprocedure('scirag.documents_all_visible(bigint[])') IS NOT NULL, 'documents_all_visible missing';
+  ASSERT to_regprocedure('scirag.external_ids_all_visible(text[])') IS NOT NULL, 'external_ids_all_visible missing';
+  ASSERT NOT EXISTS (SELECT 1 FROM pg_proc p, unnest(p.proargnames) AS a
+                     WHERE p.oid = 'scirag.documents_visible(text)'::regprocedure AND a = 'source_path'),
+         'documents_visible must not show source_path';
+END $$;
