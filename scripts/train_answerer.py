@@ -164,7 +164,7 @@ def fit(rows: list[dict]) -> dict:
     #    none (2.0) when no threshold is that precise
     outcomes = []
     for r in rows:
-        if r["abstain_reason"] in answer.NAMED_GAPS:
+        if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
             continue  # abstained anyway: no threshold changes it
         model["abstain"]["threshold"] = 2.0
         form = answer_forms.decide(r["item"].question, r["shown"], terms, model, r["sentence_answer"])
@@ -182,7 +182,7 @@ def fit(rows: list[dict]) -> dict:
 def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
     """One question as scirag.answer would answer it: the sentence answerer's own
     abstention stands (answer.with_form), the form model may add one."""
-    if r["abstain_reason"] in answer.NAMED_GAPS:
+    if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
         return (*qasper.score(qasper.UNANSWERABLE, r["item"].answers), True)
     form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"])
     pred = qasper.UNANSWERABLE if form.abstain else (form.short or "")

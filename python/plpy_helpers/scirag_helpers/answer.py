@@ -56,6 +56,21 @@ NOT_ANSWERED = f"{prompts.ABSTAIN_LEAD} an answer to this question within your s
 # term no source mentions) stand; a merely weak sentence match is left to the form
 # model, which answers when a span fits the question's form (answer_forms).
 NAMED_GAPS = frozenset({"question entities absent from the evidence", "question terms absent from the visible corpus"})
+# After a weak sentence match the form model answers only questions whose answer is a
+# decision (yes/no): a "what/which" question without a covering sentence is more often
+# a near miss (a dataset or size the paper does not report) than a phrasing gap.
+WEAK_MATCH_FORMS = frozenset({"yes_no"})
+
+
+def form_may_answer(question: str, abstained: bool, reason: str | None) -> bool:
+    """Whether the answer form may answer after the sentence answerer's verdict."""
+    if not abstained:
+        return True
+    if reason in NAMED_GAPS:
+        return False
+    return answer_forms.question_type(question) in WEAK_MATCH_FORMS
+
+
 MAX_QUESTION_CHARS = 4000
 UNSUPPORTED = (
     f"{prompts.ABSTAIN_LEAD} an answer that passes the supports check: no sentence of the drafted "
@@ -1277,7 +1292,7 @@ def answer_question(
         # the model was asked to lead with the answer's form: read it back
         qtype = answer_forms.question_type(question)
         form = answer_forms.Form(qtype, answer_forms.model_short_answer(question, text), None, None, None)
-    elif shown and answerer.startswith("extractive") and not (abstained and extract and extract.reason in NAMED_GAPS):
+    elif shown and answerer.startswith("extractive") and form_may_answer(question, abstained, extract.reason):
         # the answer in the question's form: "Yes"/"No", a span, a number; the
         # sentence answer stays below it as the cited support
         form = answer_forms.decide(question, shown, terms, sentence_answer=None if abstained else text)
