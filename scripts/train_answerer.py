@@ -124,9 +124,9 @@ def fitted(feats: list[dict], y: list[float], how) -> dict:
     return {"weights": {n: round(float(v), 6) for n, v in zip(names, w)}, "examples": len(y)}
 
 
-def fit(rows: list[dict]) -> dict:
+def fit(rows: list[dict], span_types: tuple = ()) -> dict:
     terms = answer.terms
-    model: dict = {}
+    model: dict = {"span_types": sorted(span_types)}
     # 1. sentences: which sentence of the shown sources holds the answer
     sent_feats, sent_y = [], []
     for r in rows:
@@ -208,6 +208,11 @@ def main() -> None:
     ap.add_argument("--papers", type=int, default=200, help="first N train papers (by id) with questions")
     ap.add_argument("--dsn", default=None)
     ap.add_argument("--out", type=Path, default=answer_forms.MODEL_PATH)
+    ap.add_argument(
+        "--span-types",
+        default="",
+        help="question forms answered by spans shorter than a sentence, e.g. list,number (default: none)",
+    )
     args = ap.parse_args()
     papers, items = qasper.read_split(args.data / "train.tar.gz")
     papers, items = qasper.select(papers, items, args.papers)
@@ -223,7 +228,11 @@ def main() -> None:
     fit_rows = [r for r in rows if r["item"].paper_id not in check_ids]
     check_rows = [r for r in rows if r["item"].paper_id in check_ids]
     t0 = time.monotonic()
-    model = fit(fit_rows)
+    span_types = tuple(x for x in args.span_types.split(",") if x)
+    bad = set(span_types) - set(answer_forms.QTYPES)
+    if bad:
+        ap.error(f"--span-types: unknown form(s) {', '.join(sorted(bad))} (use {', '.join(answer_forms.QTYPES)})")
+    model = fit(fit_rows, span_types)
     model["trained"] = {
         "data": "QASPER v0.3 train split (CC BY 4.0), first papers by id",
         "papers": len(papers),

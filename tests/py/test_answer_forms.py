@@ -37,6 +37,7 @@ def test_question_type(question, kind):
 
 def toy_model(**span_weights):
     return {
+        "span_types": ["list", "number"],
         "sentence": {"weights": {"cov": 1.0}},
         "span": {"weights": span_weights},
         "yes_no": {"weights": {"bias": 1.0, "neg_top": -3.0}},
@@ -89,6 +90,13 @@ def test_a_long_sentence_is_bounded():
     form = answer_forms.decide("What datasets are used?", shown, answer.terms, toy_model(acronym=1.0))
     assert time.perf_counter() - t0 < 5
     assert len(form.short.split()) <= answer_forms.MAX_SPAN or form.short == form.support
+
+
+def test_spans_only_for_the_forms_the_model_names():
+    m = toy_model(cap=2.0, frac_q=-1.0)
+    m["span_types"] = []
+    form = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, m)
+    assert form.short == form.support  # a whole sentence
 
 
 def test_the_shipped_model_was_trained_on_qasper_train_only():

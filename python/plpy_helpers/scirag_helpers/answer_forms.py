@@ -30,13 +30,13 @@ MAX_SPAN = 10  # tokens; gold short answers are rarely longer
 MAX_SENTENCES = 3  # candidate sentences per question
 MAX_SENTENCE_TOKENS = 60  # a longer "sentence" (a table row run, a list) is cut there
 MAX_QUESTION_CHARS = 4000
-# Forms answered by a span shorter than a sentence; the others by the best sentence.
-# Empty for now: on QASPER train (4-fold by paper, 381 questions) every set of forms
+# The forms answered by a span shorter than a sentence are named by the model file
+# ("span_types"), so the span path and the weights that score it travel together.
+# Empty today: on QASPER train (4-fold by paper, 381 questions) every set of forms
 # given spans scored below whole sentences (Answer F1 0.173-0.177 against 0.187): the
 # span scorer cannot yet tell the answering span from its neighbours, so it only
 # chooses among whole sentences. scripts/train_answerer.py --span-types list,number
 # trains and measures the span path again.
-SPAN_TYPES: frozenset = frozenset()
 
 _TOKEN = re.compile(r"\w+(?:[-.'’/]\w+)*%?|[^\w\s]")
 _AUX = re.compile(
@@ -318,6 +318,7 @@ def candidates(
     sentences (and of the sentence answer's quotes), with features."""
     qtype = question_type(question)
     qterms = set(terms(question))
+    span_types = set((model or {}).get("span_types") or ())
     ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
     best = ranked[0][0] if ranked else 0.0
@@ -336,7 +337,7 @@ def candidates(
         quoted = src_rank == -1 or clean in quote_set
         first = len(out)
         out.append(Candidate(clean, n, clean, span_features(qtype, toks, in_q, 0, len(toks), r, score, best)))
-        for i in range(len(toks) if qtype in SPAN_TYPES else 0):
+        for i in range(len(toks) if qtype in span_types else 0):
             if toks[i] in _PUNCT or toks[i].lower() in _STOP:
                 continue
             for j in range(i + 1, min(i + MAX_SPAN, len(toks)) + 1):
