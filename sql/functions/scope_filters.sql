@@ -52,6 +52,7 @@ COMMENT ON FUNCTION scirag.parse_name_list(text) IS
 CREATE OR REPLACE FUNCTION scirag.scope_documents()
 RETURNS bigint[]
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -94,8 +95,10 @@ END $$;
 COMMENT ON FUNCTION scirag.scope_documents() IS
   'Document ids the positive filters admit (scirag.documents: manifest or numeric ids, comma-separated; scirag.years: years and ranges; scirag.authors and scirag.journals: case-insensitive name parts, semicolon-separated; scirag.dois: comma-separated), all of them at once, among the documents the caller sees; NULL when no filter is set. Bad values raise 22023 naming the setting.';
 
--- An invoker function: inside the reader API it runs as scirag_api under the caller's
--- scope; a reader calling it directly cannot read documents at all (the reader wall).
+-- Behind the reader wall like every function a reader may call that reads evidence:
+-- it runs as scirag_api, where row-level security is keyed on the caller
+-- (scirag.scope_role()), so a reader calling it directly learns only its own scope.
+ALTER FUNCTION scirag.scope_documents() OWNER TO scirag_api;
 REVOKE ALL ON FUNCTION scirag.scope_documents(), scirag.scope_years(text), scirag.parse_name_list(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.scope_documents(), scirag.scope_years(text), scirag.parse_name_list(text)
   TO scirag_reader, scirag_api, scirag_loader, scirag_owner;

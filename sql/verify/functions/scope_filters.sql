@@ -10,5 +10,7 @@ BEGIN
   EXCEPTION WHEN invalid_parameter_value THEN NULL;
   END;
   ASSERT NOT has_function_privilege('public', 'scirag.scope_documents()', 'EXECUTE'), 'PUBLIC must not call scope_documents';
+  ASSERT (SELECT prosecdef AND proowner = 'scirag_api'::regrole FROM pg_proc WHERE oid = 'scirag.scope_documents()'::regprocedure),
+         'scope_documents must run as scirag_api (the reader wall)';
   ASSERT scirag.scope_documents() IS NULL OR current_setting('scirag.documents', true) <> '', 'no filter must mean NULL';
 END $$;
