@@ -52,6 +52,7 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
             ("retrieval", cli_eval.eval_retrieval),
             ("answer", cli_eval.eval_answer),
             ("report", cli_eval.eval_report),
+            ("screening", cli_eval.eval_screening),
         ],
     ),
     (
