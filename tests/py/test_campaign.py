@@ -456,3 +456,54 @@ def test_campaign_new_errors_are_one_line(conn):
     c = new_campaign(conn)
     with pytest.raises(campaign.CampaignError, match="exists already"):
         campaign.create(conn, c.name, "q")
+
+
+def test_model_screener_hands_doubt_to_a_person_never_excludes_it(conn):
+    from scirag_helpers.llm import RecordedClient, prompt_key
+
+    c = new_campaign(conn)
+    rel, irr = seed_records(conn, c, n_rel=4, n_irr=5)
+    campaign.decide(conn, c, rel[0], "include")
+    campaign.decide(conn, c, irr[0], "exclude", "wrong topic")
+    texts = dict(
+        (rid, (t, a))
+        for rid, t, a in conn.execute(
+            "SELECT id, title, abstract FROM scirag.campaign_records WHERE campaign_id = %s", (c.id,)
+        ).fetchall()
+    )
+    answers = {
+        rel[1]: '{"decision": "include", "confidence": 0.95}',
+        rel[2]: "I think this one is relevant",  # malformed
+        irr[1]: '{"decision": "exclude", "reason": "wrong topic", "confidence": 0.9}',
+        irr[2]: '{"decision": "exclude", "reason": "wrong topic", "confidence": 0.5}',  # low confidence
+        irr[3]: '{"decision": "exclude", "reason": "boring", "confidence": 0.99}',  # reason not in the list
+        irr[4]: '{"decision": "maybe", "confidence": 0.99}',
+    }
+    rec = {
+        "by_prompt": {
+            prompt_key(campaign.llm_prompt(c, *texts[rid]), campaign.LLM_SYSTEM): text for rid, text in answers.items()
+        }
+    }
+    llm = RecordedClient(rec)
+    counts = campaign.llm_screen(conn, c, llm, n=20)
+    assert counts == {"include": 1, "exclude": 1, "human_review": 5}
+    got = dict(
+        conn.execute(
+            "SELECT record_id, decision || coalesce(': ' || reason, '') FROM scirag.campaign_current_decisions WHERE campaign_id = %s",
+            (c.id,),
+        ).fetchall()
+    )
+    assert got[rel[1]] == "include" and got[irr[1]] == "exclude: wrong topic"
+    assert got[rel[3]] == "human_review: no abstract: a person decides"
+    assert got[rel[2]].startswith("human_review: model answer unusable")
+    assert got[irr[2]] == "human_review: low confidence 0.50 (model proposed exclude)"
+    assert "not in the list" in got[irr[3]] and got[irr[4]].startswith("human_review: model answer unusable")
+    assert len(llm.seen) == 6  # the record without abstract never went to the model
+    # a person sees the handed-over records first
+    rows, _, _, _ = campaign.next_to_screen(conn, c, 5)
+    assert {r["record_id"] for r in rows} == {rel[2], rel[3], irr[2], irr[3], irr[4]}
+    decided_by = conn.execute(
+        "SELECT DISTINCT decider, decided_by FROM scirag.screening_decisions WHERE campaign_id = %s AND decider = 'llm'",
+        (c.id,),
+    ).fetchall()
+    assert decided_by == [("llm", "recorded")]

@@ -568,9 +568,13 @@ def stopping(state: ScreenState) -> dict:
     }
 
 
-def next_to_screen(conn, campaign: Campaign, n: int = 1) -> tuple[list[dict], dict, str | None, int]:
-    """The records the screener finds most likely relevant (not yet decided, not waiting
-    as unsure), with the stopping-rule figures, the model name and the training size."""
+def next_to_screen(
+    conn, campaign: Campaign, n: int = 1, waiting_first: bool = True
+) -> tuple[list[dict], dict, str | None, int]:
+    """The records to screen next: first those a model screener handed to a person
+    (human_review; unless ``waiting_first`` is False), then the undecided ones the
+    screener finds most likely relevant; with the stopping-rule figures, the model name
+    and the training size. Records a person marked unsure are not shown again."""
     from scirag import screening
 
     state = screen_state(conn, campaign)
@@ -581,7 +585,8 @@ def next_to_screen(conn, campaign: Campaign, n: int = 1) -> tuple[list[dict], di
         return [], stopping(state), None, 0
     X = screening.features(state.texts)
     labeled = dict(state.labeled)
-    labeled.update({i: -1 for i in skip})  # shown to a human already (unsure / human review): not again
+    labeled.update({i: -1 for i in skip})  # unsure / waiting for a person: not ranked again
+    waiting = [i for i in sorted(skip) if state.current[state.record_ids[i]] == "human_review"] if waiting_first else []
     y_known = {i: v for i, v in labeled.items() if v >= 0}
     if y_known and 0 < sum(y_known.values()) < len(y_known):
         done = list(labeled)
@@ -600,6 +605,7 @@ def next_to_screen(conn, campaign: Campaign, n: int = 1) -> tuple[list[dict], di
         # no inclusion and exclusion yet: records in the order found
         picks = [i for i in range(len(state.record_ids)) if i not in labeled][:n]
         picked_scores = [None] * len(picks)
+    picks, picked_scores = (waiting + picks)[:n], ([None] * len(waiting) + picked_scores)[:n]
     rows = []
     for i, s in zip(picks, picked_scores):
         rid = state.record_ids[i]
@@ -1092,3 +1098,68 @@ def report(conn, campaign: Campaign, folder: Path, echo=print) -> dict:
         f"{folder / 'prisma.svg'}"
     )
     return c
+
+
+# ---------------------------------------------------------------------------------------
+# Model screener (the configured LLM): proposes, never excludes by default
+# ---------------------------------------------------------------------------------------
+
+LLM_MIN_CONFIDENCE = 0.8
+LLM_SYSTEM = (
+    "You screen records for a systematic review by title and abstract. Answer with one JSON object: "
+    '{"decision": "include" or "exclude", "reason": one of the listed exclusion reasons (exclude only), '
+    '"confidence": a number from 0 to 1}.'
+)
+
+
+def llm_prompt(campaign: Campaign, title: str, abstract: str) -> str:
+    return (
+        f"Review topic (search query): {campaign.query}\n"
+        f"Eligibility criteria: {campaign.criteria or '(none stated: include what is on the topic)'}\n"
+        f"Exclusion reasons: {'; '.join(campaign.exclusion_reasons)}\n\n"
+        f"Title: {title}\nAbstract: {abstract}"
+    )
+
+
+def llm_screen(conn, campaign: Campaign, llm, n: int = 10, min_confidence: float = LLM_MIN_CONFIDENCE) -> dict:
+    """The model screener decides the next ``n`` records. What it cannot decide well
+    becomes a human_review row (never an implicit exclusion): a record without
+    abstract, a failed call, a malformed answer, an exclusion reason outside the
+    campaign's list, or a confidence below ``min_confidence``."""
+    from scirag_helpers.llm import LLMError, parse_json_response
+
+    rows, _, model, training = next_to_screen(conn, campaign, n, waiting_first=False)
+    counts = {"include": 0, "exclude": 0, "human_review": 0}
+    for r in rows:
+        decision, reason, score = "human_review", None, None
+        if not (r["abstract"] or "").strip():
+            reason = "no abstract: a person decides"
+        else:
+            try:
+                answer = parse_json_response(
+                    llm.complete(llm_prompt(campaign, r["title"], r["abstract"]), system=LLM_SYSTEM, json_mode=True)
+                )
+                if not isinstance(answer, dict):
+                    raise LLMError("not a JSON object")
+                proposed = answer.get("decision")
+                conf = answer.get("confidence")
+                if proposed not in ("include", "exclude") or not isinstance(conf, (int, float)):
+                    raise LLMError(f"decision {proposed!r}, confidence {conf!r}")
+                score = float(conf)
+                if proposed == "exclude" and answer.get("reason") not in campaign.exclusion_reasons:
+                    reason = f"model proposed exclude with reason {str(answer.get('reason'))[:100]!r} not in the list"
+                elif score < min_confidence:
+                    reason = f"low confidence {score:.2f} (model proposed {proposed})"
+                else:
+                    decision, reason = proposed, answer.get("reason") if proposed == "exclude" else None
+            except (LLMError, ValueError, TypeError) as exc:
+                reason = f"model answer unusable: {str(exc)[:300]}"
+        conn.execute(
+            """INSERT INTO scirag.screening_decisions
+                 (campaign_id, record_id, decision, reason, decider, decided_by, model, training_size, score)
+               VALUES (%s, %s, %s, %s, 'llm', %s, %s, %s, %s)""",
+            (campaign.id, r["record_id"], decision, reason, getattr(llm, "name", "llm")[:200], model, training, score),
+        )
+        conn.commit()
+        counts[decision] += 1
+    return counts

@@ -74,6 +74,9 @@ def campaign_screen(
     decide: Optional[List[str]] = typer.Option(
         None, "--decide", help="RECORD_ID=include|exclude:REASON|unsure (repeat); no prompt"
     ),
+    llm: int = typer.Option(
+        0, "--llm", min=0, max=1000, help="let the configured model (SCIRAG_LLM_PROVIDER) propose N decisions"
+    ),
     dsn: Optional[str] = DsnOption,
 ):
     """Title/abstract screening, most likely relevant record first (active learning,
@@ -82,6 +85,18 @@ def campaign_screen(
 
     conn, c = _open(name, dsn)
     with conn:
+        if llm:
+            from scirag_helpers.llm import get_llm
+
+            client = get_llm()
+            if client is None:
+                raise typer.BadParameter("no model configured: set SCIRAG_LLM_PROVIDER", param_hint="--llm")
+            counts = campaign.llm_screen(conn, c, client, llm)
+            print(
+                f"model screener: {counts['include']} included, {counts['exclude']} excluded, "
+                f"{counts['human_review']} handed to a person (human_review)"
+            )
+            return
         if decide:
             for spec in decide:
                 rid, _, what = spec.partition("=")
