@@ -7,8 +7,8 @@ virtualenv) on the same screening sets, with the same prior records and seeds.
 Each seed draws 1 included + 1 excluded record (scirag.screening.priors); ASReview
 gets the same records through --prior-idx and the same --seed. Both screening orders
 are scored by one function (scirag.screening.metrics): WSS@95, recall after 10 % and
-20 % of the records screened. ASReview's orders are cached in reports/ so a rerun
-only simulates what is missing.
+20 % of the records screened. ASReview's orders are cached per dataset in reports/bench_screening_asreview/, so
+a rerun only simulates what is missing.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from scirag import screening
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "screening"
-CACHE = ROOT / "reports" / "bench_screening_asreview.json"
+CACHE = ROOT / "reports" / "bench_screening_asreview"  # one JSON file of orders per dataset
 KEYS = ("wss95", "recall_at_10pct", "recall_at_20pct")
 
 
@@ -59,7 +59,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--only", help="only datasets whose name contains this")
+    ap.add_argument("--only", help="only datasets whose name contains one of these (comma-separated)")
     ap.add_argument("--asreview", default=str(ROOT / ".venv-asreview" / "bin" / "asreview"))
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     args = ap.parse_args()
@@ -67,14 +67,15 @@ def main() -> int:
         sys.exit("--seeds must be between 1 and 50")
     files = sorted(args.data.glob("*.csv*"))
     if args.only:
-        files = [f for f in files if args.only in f.name]
+        files = [f for f in files if any(x and x in f.name for x in args.only.split(","))]
     if not files:
         sys.exit(f"no screening datasets in {args.data}")
-    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for f in files:
             data = screening.load_dataset(f)
+            cache_file = CACHE / f"{data.name}.json"
+            cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
             ours = screening.evaluate(data, args.seeds)
             theirs = []
             for seed in range(args.seeds):
@@ -84,8 +85,8 @@ def main() -> int:
                     t = time.time()
                     cache[key] = asreview_order(args.asreview, data, prior, seed, Path(tmp))
                     print(f"  asreview {key}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
-                    CACHE.parent.mkdir(exist_ok=True)
-                    CACHE.write_text(json.dumps(cache))
+                    CACHE.mkdir(parents=True, exist_ok=True)
+                    cache_file.write_text(json.dumps(cache))
                 theirs.append(screening.metrics(cache[key], data.labels))
             row = {"dataset": data.name, "records": len(data.labels), "included": int(data.labels.sum())}
             for k in KEYS:

@@ -192,9 +192,13 @@ BEGIN
     EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON scirag.%I FOR EACH STATEMENT EXECUTE FUNCTION scirag.campaign_append_only()',
                    t || '_no_truncate', t);
     IF t = 'campaigns' THEN
+      -- through pg_roles: pg_has_role(name) raises for a role dropped since, which would
+      -- make the table unreadable for everyone; a dropped owner's campaigns are simply unseen
       CREATE POLICY owner_members ON scirag.campaigns FOR ALL TO scirag_loader
-        USING (pg_has_role(current_user, owner_role, 'MEMBER'))
-        WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
+        USING (EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                       WHERE r.rolname = owner_role AND pg_has_role(current_user, r.oid, 'MEMBER')))
+        WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                            WHERE r.rolname = owner_role AND pg_has_role(current_user, r.oid, 'MEMBER')));
     ELSE
       EXECUTE format($p$CREATE POLICY owner_members ON scirag.%I FOR ALL TO scirag_loader
         USING (EXISTS (SELECT 1 FROM scirag.campaigns c WHERE c.id = campaign_id))

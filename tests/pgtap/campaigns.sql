@@ -3,7 +3,7 @@
 -- superseded by a later row, never rewritten); an exclusion carries a reason from the
 -- campaign's list.
 BEGIN;
-SELECT plan(18);
+SELECT plan(19);
 \ir helpers/fixtures.psql
 
 SELECT tests.login_role('alice', 'scirag_loader') AS alice \gset
@@ -83,6 +83,15 @@ SELECT is((SELECT count(*)::int FROM scirag.campaigns), 1, 'bob may have a campa
 -- ---------------------------------------------------------------- a reader
 SELECT tests.as_role(:'reader');
 SELECT throws_ok($$SELECT count(*) FROM scirag.campaigns$$, '42501', NULL, 'a reader cannot read campaigns');
+
+-- ---------------------------------------------------------------- a dropped owner role
+SELECT tests.as_role(NULL);
+CREATE ROLE tst_campaign_gone NOLOGIN;
+INSERT INTO scirag.campaigns (name, query, owner_role) VALUES ('orphan', 'q', 'tst_campaign_gone');
+DROP ROLE tst_campaign_gone;
+SELECT tests.as_role(:'bob');
+SELECT is((SELECT count(*)::int FROM scirag.campaigns WHERE name = 'orphan'), 0,
+  'a campaign whose owner role was dropped is unseen, and the table stays readable');
 
 -- ---------------------------------------------------------------- a planted error is caught
 SELECT tests.as_role(NULL);
