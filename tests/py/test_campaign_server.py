@@ -5,6 +5,7 @@ is refused."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import psycopg
@@ -86,3 +87,61 @@ def test_campaign_rest_as_the_owner_role_only(dsn, roles, tmp_path):
         .fetchall()
     )
     assert rows == [("exclude",), ("include",)]
+
+
+def test_screening_page_in_a_browser(dsn, roles, tmp_path):
+    """The screening view at /screen in headless chromium: the record the API ranks
+    first, keyboard decisions (i, then e with the selected reason), progress, the
+    stopping rule and the PRISMA counts move with them."""
+    from test_server_page import Browser
+
+    tag = roles["alice"].rsplit("_", 1)[1]
+    key = make_key(dsn, f"camp-{tag}-page", role=roles["alice"], rate_per_minute=100000)
+    conn = psycopg.connect(dsn)
+    conn.execute(f'SET ROLE "{roles["alice"]}"')
+    c = campaign.create(conn, "page " + tag, "straw AND ash")
+    rel, irr = seed_records(conn, c, n_rel=3, n_irr=6)
+    campaign.decide(conn, c, rel[0], "include")
+    campaign.decide(conn, c, irr[0], "exclude", "wrong topic")
+    srv = ServerProc(dsn, tmp_path / "serve.log")
+    browser = Browser(tmp_path / "chromium")
+    try:
+        browser.call("Page.navigate", url=srv.url + "/screen")
+        browser.wait("document.readyState === 'complete' && !!document.getElementById('load')")
+        browser.eval(
+            f"""(() => {{ document.getElementById('apikey').value = {json.dumps(key)};
+                 document.getElementById('campaign').value = {json.dumps(c.name)};
+                 document.getElementById('load').click(); }})()"""
+        )
+        assert browser.wait("document.body.dataset.state") == "ready", browser.eval("document.body.innerText")
+        api = http(f"{srv.url}/v1/campaigns/{c.name.replace(' ', '%20')}/next?n=1", headers=bearer(key)).json()
+        first = api["records"][0]
+        assert int(browser.eval("document.getElementById('record').dataset.recordId")) == first["record_id"]
+        assert browser.eval("document.getElementById('title').textContent") == first["title"]
+        assert "2 of 9 screened, 1 included" in browser.eval("document.getElementById('progress').textContent")
+        assert "stopping suggested at 50" in browser.eval("document.getElementById('stop').textContent")
+
+        def key_press(k):
+            browser.eval("delete document.body.dataset.state")
+            browser.call("Input.dispatchKeyEvent", type="keyDown", key=k, text=k)
+            browser.call("Input.dispatchKeyEvent", type="keyUp", key=k)
+            assert browser.wait("document.body.dataset.state") == "ready", browser.eval("document.body.innerText")
+
+        key_press("i")
+        second = int(browser.eval("document.getElementById('record').dataset.recordId"))
+        assert second != first["record_id"]
+        browser.eval("document.getElementById('reason').value = 'wrong population'")
+        key_press("e")
+        assert "4 of 9 screened, 2 included" in browser.eval("document.getElementById('progress').textContent")
+        prisma = json.loads(browser.eval("document.getElementById('prisma').textContent"))
+        assert prisma["excluded_reasons"] == {"wrong topic": 1, "wrong population": 1}
+        shot = browser.call("Page.captureScreenshot", format="png")["data"]
+        (tmp_path / "screen.png").write_bytes(__import__("base64").b64decode(shot))
+    finally:
+        browser.close()
+        srv.stop()
+    got = conn.execute(
+        "SELECT record_id, decision, reason FROM scirag.screening_decisions WHERE campaign_id = %s ORDER BY id", (c.id,)
+    ).fetchall()
+    conn.close()
+    assert got[2] == (first["record_id"], "include", None) and got[3] == (second, "exclude", "wrong population")

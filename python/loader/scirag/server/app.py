@@ -460,6 +460,10 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
 
         return JSON(await run_in_threadpool(campaigns.prisma, service.dsn, ident.role, name))
 
+    @app.get("/screen", include_in_schema=False)
+    async def screen_page():
+        return FileResponse(STATIC / "screen.html", headers={"Cache-Control": "no-store"})
+
     @app.get("/", include_in_schema=False)
     async def index():
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
