@@ -40,7 +40,8 @@ async function load() {
     current = next.records[0] || null;
     $("record").dataset.recordId = current ? current.record_id : "";
     $("title").textContent = current ? current.title : "Nothing left to screen.";
-    $("meta").textContent = current ? `#${current.record_id} · ${current.year || "n.d."} · ${current.authors || ""}` : "";
+    $("title").className = current ? "" : "muted";
+    $("meta").textContent = current ? [`#${current.record_id}`, current.year || "n.d.", current.authors].filter(Boolean).join(" · ") : "";
     $("abstract").textContent = current ? (current.abstract || "(no abstract)") : "";
     const p = await call("/prisma");
     $("prisma").textContent = JSON.stringify(p.counts, null, 1);
