@@ -493,7 +493,11 @@ def test_mcp_lists_and_calls_the_tools(server, server_keys, dsn):
         return tools, r, a, s, ch, d
 
     tools, r, a, s, ch, d = mcp_session(server.url, server_keys["reader"], run)
-    assert set(tools) == {"retrieve", "answer", "get_chunk", "get_document", "current_scope"}
+    assert set(tools) == {"retrieve", "answer", "get_chunk", "get_document", "current_scope"} | {
+        "campaign_next",
+        "campaign_decide",
+        "campaign_prisma",
+    }
     for t in tools.values():
         assert t.description and t.input_schema["type"] == "object"
     assert tools["retrieve"].input_schema["required"] == ["question"]

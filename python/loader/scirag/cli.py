@@ -15,7 +15,7 @@ from typing import Callable
 
 import typer
 
-from scirag import cli_answer, cli_db, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
+from scirag import cli_answer, cli_campaign, cli_db, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
 from scirag.server import cli as cli_server
 
 # Top-level commands, in the order `scirag --help` lists them.
@@ -53,6 +53,19 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
             ("answer", cli_eval.eval_answer),
             ("qasper", cli_eval.eval_qasper),
             ("report", cli_eval.eval_report),
+            ("screening", cli_eval.eval_screening),
+        ],
+    ),
+    (
+        "campaign",
+        "Literature campaigns: discover, screen, resolve open access, fetch PDFs, report (PRISMA).",
+        [
+            ("new", cli_campaign.campaign_new),
+            ("discover", cli_campaign.campaign_discover),
+            ("screen", cli_campaign.campaign_screen),
+            ("resolve", cli_campaign.campaign_resolve),
+            ("fetch", cli_campaign.campaign_fetch),
+            ("report", cli_campaign.campaign_report),
         ],
     ),
     (

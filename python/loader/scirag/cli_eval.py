@@ -297,3 +297,39 @@ def eval_qasper(
             [{"metric": "run", "value": run_id}] + [{"metric": m, "value": v} for m, v in summary.items()],
             ["metric", "value"],
         )
+
+
+def eval_screening(
+    dataset: Path = typer.Argument(
+        ..., help="screening CSV (gzip or plain): record_id, title, abstract, label_included (1/0)"
+    ),
+    seeds: int = typer.Option(5, "--seeds", min=1, max=100, help="simulated reviews, each from its own prior pair"),
+    first_seed: int = typer.Option(0, "--first-seed", min=0, max=1_000_000, help="seed of the first review"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object (means and per-seed rows)"),
+    store: bool = typer.Option(True, "--store/--no-store", help="write the run to eval_runs/eval_results"),
+    dsn: Optional[str] = DsnOption,
+):
+    """Simulate active-learning title/abstract screening from a labelled set: each seed
+    starts from 1 included + 1 excluded record, the screener retrains after every
+    decision and shows the most likely relevant record next. Reports WSS@95, recall
+    after 10 % and 20 % screened and records needed to find every inclusion."""
+    from scirag import screening
+
+    try:
+        data = screening.load_dataset(dataset)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="DATASET") from None
+    result = screening.evaluate(data, seeds, first_seed=first_seed)
+    if store:
+        result["run_id"] = screening.store(dsn or db.default_dsn(), result)
+    if as_json:
+        print(json.dumps(result))
+        return
+    print_table(
+        result["per_seed"],
+        ["seed", "wss95", "recall_at_10pct", "recall_at_20pct", "records_to_95", "records_to_all", "cpu_s"],
+    )
+    print_table(
+        [result],
+        ["dataset", "records", "included", "seeds", "wss95", "recall_at_10pct", "recall_at_20pct", "records_to_all"],
+    )

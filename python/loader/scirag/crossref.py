@@ -160,10 +160,11 @@ class CrossrefClient:
         if limit > 0 and seconds > 0:
             self.min_interval = max(self.min_interval, seconds / limit)
 
-    def get_json(self, path: str, params: dict | None = None) -> tuple[int, Any, int]:
+    def get_json(self, path: str, params: dict | None = None, parse: bool = True) -> tuple[int, Any, int]:
         """GET base_url + path: (HTTP status, parsed JSON body or None, attempts).
         Retries 429/5xx and transport errors; raises CrossrefError when retries run out
-        or a 200 body is not JSON."""
+        or a 200 body is not JSON. With ``parse=False`` the body comes back as text
+        (arXiv's Atom feed goes through the same politeness and retries)."""
         params = dict(params or {})
         if self.mailto:
             params["mailto"] = self.mailto
@@ -190,6 +191,8 @@ class CrossrefClient:
                 return 404, None, attempt + 1
             if status != 200:
                 raise CrossrefError(f"{url}: HTTP {status}: {resp.text[:200]!r}")
+            if not parse:
+                return 200, resp.text, attempt + 1
             try:
                 return 200, json.loads(resp.text), attempt + 1
             except ValueError as exc:

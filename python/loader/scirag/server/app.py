@@ -55,6 +55,18 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 # ---------------------------------------------------------------------------
 
 
+CampaignName = Annotated[str, PathParam(min_length=1, max_length=200)]
+
+
+class DecisionIn(BaseModel):
+    """A screening decision on one record of a campaign (a new row; it supersedes any earlier one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    record_id: int = Field(ge=1)
+    decision: Literal["include", "exclude", "unsure"]
+    reason: str | None = Field(None, max_length=500, description="required for exclude: one of the campaign's reasons")
+
+
 class ScopeIn(BaseModel):
     """Narrowing only: the database intersects each list with your role's ceiling."""
 
@@ -470,6 +482,40 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
         if row is None:
             raise Problem(404, "not_found", "No such document in your scope")
         return JSON(row)
+
+    # -- campaigns (issue 24): the caller's role owns them; run off the event loop --
+
+    @app.get("/v1/campaigns/{name}/next", tags=["campaigns"], summary="Next records to screen and the stopping rule")
+    async def campaign_next(name: CampaignName, ident: Caller, n: Annotated[int, Query(ge=1, le=50)] = 1):
+        from starlette.concurrency import run_in_threadpool
+
+        from scirag.server import campaigns
+
+        return JSON(await run_in_threadpool(campaigns.next_records, service.dsn, ident.role, name, n))
+
+    @app.post("/v1/campaigns/{name}/decisions", tags=["campaigns"], summary="Record a screening decision")
+    async def campaign_decide(name: CampaignName, body: DecisionIn, ident: Caller):
+        from starlette.concurrency import run_in_threadpool
+
+        from scirag.server import campaigns
+
+        return JSON(
+            await run_in_threadpool(
+                campaigns.decide, service.dsn, ident.role, name, body.record_id, body.decision, body.reason
+            )
+        )
+
+    @app.get("/v1/campaigns/{name}/prisma", tags=["campaigns"], summary="PRISMA 2020 counts and their consistency")
+    async def campaign_prisma(name: CampaignName, ident: Caller):
+        from starlette.concurrency import run_in_threadpool
+
+        from scirag.server import campaigns
+
+        return JSON(await run_in_threadpool(campaigns.prisma, service.dsn, ident.role, name))
+
+    @app.get("/screen", include_in_schema=False)
+    async def screen_page():
+        return FileResponse(STATIC / "screen.html", headers={"Cache-Control": "no-store"})
 
     @app.get("/", include_in_schema=False)
     async def index():

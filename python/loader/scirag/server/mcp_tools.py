@@ -42,6 +42,7 @@ Licenses = Annotated[
 ]
 Sources = Annotated[list[str] | None, Field(description="narrow to these sources; omitted = any in your ceiling")]
 Excluded = Annotated[list[str] | None, Field(description="documents to leave out (manifest ids or numeric ids)")]
+CampaignName = Annotated[str, Field(description="campaign name", min_length=1, max_length=200)]
 Retracted = Annotated[bool | None, Field(description="true drops retracted documents from every layer")]
 Documents = Annotated[
     list[str] | None, Field(description="only these documents (manifest ids or numeric ids): ask one paper")
@@ -182,5 +183,46 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
     ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
         return await call(lambda i: service.current_scope(i, scope), ctx, "current_scope")
+
+    # -- campaigns (issue 24): an agent can screen a campaign its key's role owns --------
+    async def campaign_call(fn, ctx: Context, tool_name: str, *args):
+        from starlette.concurrency import run_in_threadpool
+
+        return await call(lambda i: run_in_threadpool(fn, service.dsn, i.role, *args), ctx, tool_name)
+
+    @tool(
+        description="The next records of a literature campaign to screen (most likely relevant first, "
+        "records a model handed to a person first), the stopping-rule figures and the exclusion reasons."
+    )
+    async def campaign_next(
+        campaign: CampaignName,
+        ctx: Context,
+        n: Annotated[int, Field(description="records", ge=1, le=50)] = 1,
+    ) -> dict[str, Any]:
+        from scirag.server import campaigns
+
+        return await campaign_call(campaigns.next_records, ctx, "campaign_next", campaign, n)
+
+    @mcp.tool(
+        description="Record a title/abstract screening decision (include, exclude with one of the "
+        "campaign's reasons, unsure) on a campaign record; it supersedes any earlier decision.",
+        structured_output=True,
+    )
+    async def campaign_decide(
+        campaign: CampaignName,
+        record_id: Annotated[int, Field(description="record id (from campaign_next)", ge=1)],
+        decision: Literal["include", "exclude", "unsure"],
+        ctx: Context,
+        reason: Annotated[str | None, Field(description="exclusion reason", max_length=500)] = None,
+    ) -> dict[str, Any]:
+        from scirag.server import campaigns
+
+        return await campaign_call(campaigns.decide, ctx, "campaign_decide", campaign, record_id, decision, reason)
+
+    @tool(description="PRISMA 2020 counts of a literature campaign and any broken consistency rule.")
+    async def campaign_prisma(campaign: CampaignName, ctx: Context) -> dict[str, Any]:
+        from scirag.server import campaigns
+
+        return await campaign_call(campaigns.prisma, ctx, "campaign_prisma", campaign)
 
     return mcp

@@ -1,0 +1,279 @@
+"""Title-and-abstract screening with active learning.
+
+A record's features are TF-IDF weights of its title and abstract (word unigrams and
+bigrams, sublinear term frequency, fit over every record of the set: a screening set
+is known in full before screening starts). Two linear models are retrained on the
+decisions taken so far as decisions arrive, and the record they find most likely
+relevant is shown next (certainty-based sampling); see ``Model``.
+
+The stopping rule the reviewer sees: the number of consecutive irrelevant decisions
+since the last inclusion, with a suggestion to stop once it reaches
+``stop_after(records)`` = max(50, 5 % of the records).
+
+``simulate`` replays a reviewer from known labels; ``metrics`` computes WSS@95,
+recall after 10 % / 20 % screened, the records needed to find every inclusion and
+where the stopping rule would have stopped (with the recall there).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAX_RECORDS = 200_000
+MAX_FIELD_CHARS = 20_000
+
+
+@dataclass
+class Dataset:
+    name: str
+    record_ids: list[str]
+    titles: list[str]
+    texts: list[str]  # title and abstract
+    labels: np.ndarray  # 1 included, 0 excluded
+
+
+def load_dataset(path: Path) -> Dataset:
+    """A screening CSV (gzip or plain): record_id, title, abstract, label_included."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"screening dataset {path}: no such file")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"screening dataset {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    csv.field_size_limit(10_000_000)
+    reader = csv.DictReader(io.StringIO(text))
+    need = {"title", "abstract", "label_included"}
+    missing = need - set(reader.fieldnames or [])
+    if missing:
+        raise ValueError(f"screening dataset {path}: missing column(s) {', '.join(sorted(missing))}")
+    ids, titles, texts, labels = [], [], [], []
+    for i, row in enumerate(reader):
+        if i >= MAX_RECORDS:
+            raise ValueError(f"screening dataset {path}: more than {MAX_RECORDS} records")
+        label = (row.get("label_included") or "").strip()
+        if label not in ("0", "1"):
+            raise ValueError(f"screening dataset {path}: row {i + 2}: label_included {label!r} is not 0 or 1")
+        ids.append((row.get("record_id") or str(i)).strip())
+        title = (row.get("title") or "")[:MAX_FIELD_CHARS]
+        abstract = (row.get("abstract") or "")[:MAX_FIELD_CHARS]
+        titles.append(title)
+        texts.append(f"{title} {abstract}".strip())
+        labels.append(int(label))
+    y = np.asarray(labels, dtype=np.int8)
+    if y.sum() < 2 or (y == 0).sum() < 2:
+        raise ValueError(f"screening dataset {path}: needs at least 2 included and 2 excluded records")
+    name = path.name.removesuffix(".gz").removesuffix(".csv")
+    return Dataset(name, ids, titles, texts, y)
+
+
+def features(texts: list[str]):
+    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_df=0.95, dtype=np.float32)
+    return vec.fit_transform(texts)
+
+
+@dataclass
+class Model:
+    """The screener's classifier; ``name`` goes into every decision it makes.
+
+    Two linear models over the TF-IDF features, retrained together: a squared-hinge
+    linear SVM (C 0.11) and a multinomial naive Bayes (alpha 3.8), each with the
+    included class up-weighted (``svm_ratio`` / ``nb_ratio``: the included records'
+    total weight relative to the excluded ones'). Their scores are standardised over
+    the pool and summed, naive Bayes at ``nb_weight`` (0.25): the SVM ranks; naive
+    Bayes breaks its ties with the rare terms of the inclusions found so far. Side by
+    side with ASReview LAB's default (scripts/bench_screening.sh, 8 sets x 3 seeds) the
+    weights 1, 0.5 and 0.25 gave mean WSS@95 -0.0033, -0.0025 and -0.0009 against it."""
+
+    svm_c: float = 0.11
+    svm_ratio: float = 9.8
+    nb_alpha: float = 3.822
+    nb_ratio: float = 1.2
+    nb_weight: float = 0.25
+    name: str = "tfidf12-svm+nb"
+
+    @staticmethod
+    def weights(y: np.ndarray, ratio: float) -> np.ndarray:
+        n1, n0 = int(y.sum()), int((y == 0).sum())
+        w = np.where(y == 1, 1.0, n1 / (ratio * n0))
+        return w * (len(y) / w.sum())
+
+    def scores(self, X, train_idx: np.ndarray, y: np.ndarray, pool_idx: np.ndarray) -> np.ndarray:
+        """Decision values for the pool (higher = more likely relevant)."""
+        from sklearn.svm import LinearSVC
+
+        Xt = X[train_idx]
+        svm = LinearSVC(C=self.svm_c, loss="squared_hinge")
+        svm.fit(Xt, y, sample_weight=self.weights(y, self.svm_ratio))
+        w = self.weights(y, self.nb_ratio)
+        c1 = np.asarray(Xt[y == 1].T @ w[y == 1]).ravel() + self.nb_alpha
+        c0 = np.asarray(Xt[y == 0].T @ w[y == 0]).ravel() + self.nb_alpha
+        log_ratio = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
+        Xp = X[pool_idx]
+        return _standardise(svm.decision_function(Xp)) + self.nb_weight * _standardise(
+            np.asarray(Xp @ log_ratio).ravel()
+        )
+
+
+def retrain_every(n_labeled: int) -> int:
+    """Decisions between retrainings: every one for the first 400, then one
+    retraining per 0.5 % growth of the training set (a 2,000-record set screened to
+    the end costs about 650 fits instead of 2,000; the ranking barely moves)."""
+    return max(1, n_labeled // 200)
+
+
+def _standardise(v: np.ndarray) -> np.ndarray:
+    sd = float(v.std())
+    return (v - v.mean()) / sd if sd > 0 else v - v.mean()
+
+
+def stop_after(n_records: int) -> int:
+    """The suggested stop: this many consecutive irrelevant decisions."""
+    return max(50, math.ceil(0.05 * n_records))
+
+
+def next_records(model: Model, X, labeled: dict[int, int], n: int = 1) -> tuple[list[int], np.ndarray]:
+    """The ``n`` unscreened records the model finds most likely relevant (by index), and
+    their scores. With fewer than one decision of each kind the records come in order."""
+    total = X.shape[0]
+    done = np.fromiter(labeled.keys(), dtype=np.int64, count=len(labeled))
+    pool = np.setdiff1d(np.arange(total), done)
+    if len(pool) == 0:
+        return [], np.empty(0)
+    y = np.fromiter(labeled.values(), dtype=np.int8, count=len(labeled))
+    if y.sum() == 0 or (y == 0).sum() == 0:
+        return pool[:n].tolist(), np.zeros(min(n, len(pool)))
+    s = model.scores(X, done, y, pool)
+    order = np.argsort(-s, kind="stable")[:n]
+    return pool[order].tolist(), s[order]
+
+
+def simulate(X, labels: np.ndarray, prior: list[int], model: Model | None = None, to_end: bool = False) -> list[int]:
+    """Replay a reviewer who answers from ``labels``: start from the ``prior`` records,
+    then screen the model's top record, retrain (``retrain_every``), repeat. Stops once
+    every included record is found (or at the end with ``to_end``). Returns the
+    screening order."""
+    model = model or Model()
+    labeled = {int(i): int(labels[i]) for i in prior}
+    order = [int(i) for i in prior]
+    found, total = sum(labeled.values()), int(labels.sum())
+    n = len(labels)
+    queue: list[int] = []
+    while len(order) < n and (to_end or found < total):
+        if not queue:
+            queue, _ = next_records(model, X, labeled, retrain_every(len(labeled)))
+        i = queue.pop(0)
+        labeled[i] = int(labels[i])
+        order.append(i)
+        found += labels[i]
+    return order
+
+
+def priors(labels: np.ndarray, seed: int) -> list[int]:
+    """One included and one excluded record, drawn with ``seed``."""
+    rng = np.random.default_rng(seed)
+    inc = np.flatnonzero(labels == 1)
+    exc = np.flatnonzero(labels == 0)
+    return [int(rng.choice(inc)), int(rng.choice(exc))]
+
+
+def metrics(order: list[int], labels: np.ndarray) -> dict:
+    """WSS@95, recall after 10 % / 20 % screened, records needed for all inclusions.
+    Priors count as screened records."""
+    n = len(labels)
+    total = int(labels.sum())
+    hits = np.cumsum(labels[np.asarray(order, dtype=np.int64)])
+    target = math.ceil(0.95 * total)
+    at95 = int(np.searchsorted(hits, target) + 1)
+    at_all = int(np.searchsorted(hits, total) + 1) if hits[-1] >= total else None
+
+    stop_at, run = None, 0
+    for pos, i in enumerate(order[2:], start=3):
+        run = 0 if labels[i] else run + 1
+        if run >= stop_after(n):
+            stop_at = pos
+            break
+
+    def recall_at(share: float) -> float:
+        k = min(len(hits), math.ceil(share * n))
+        return float(hits[k - 1]) / total
+
+    return {
+        "wss95": (n - at95) / n - 0.05,
+        "recall_at_10pct": recall_at(0.10),
+        "recall_at_20pct": recall_at(0.20),
+        "records_to_all": at_all,
+        "records_to_95": at95,
+        # None: the rule had not fired when the last inclusion was found (recall 1.0 there)
+        "stop_at": stop_at,
+        "recall_at_stop": float(hits[stop_at - 1]) / total if stop_at else 1.0,
+        "records": n,
+        "included": total,
+    }
+
+
+def evaluate(dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0) -> dict:
+    """Simulate ``seeds`` runs; per-seed rows and their means."""
+    model = model or Model()
+    t0 = time.process_time()
+    X = features(dataset.texts)
+    feat_s = time.process_time() - t0
+    rows = []
+    for seed in range(first_seed, first_seed + seeds):
+        prior = priors(dataset.labels, seed)
+        t = time.process_time()
+        order = simulate(X, dataset.labels, prior, model)
+        m = metrics(order, dataset.labels)
+        m.update(seed=seed, prior=[dataset.record_ids[i] for i in prior], cpu_s=round(time.process_time() - t, 2))
+        rows.append(m)
+    mean = {k: float(np.mean([r[k] for r in rows])) for k in ("wss95", "recall_at_10pct", "recall_at_20pct")}
+    mean["records_to_all"] = float(np.mean([r["records_to_all"] for r in rows]))
+    mean["recall_at_stop"] = float(np.mean([r["recall_at_stop"] for r in rows]))
+    return {
+        "dataset": dataset.name,
+        "model": model.name,
+        "records": len(dataset.labels),
+        "included": int(dataset.labels.sum()),
+        "seeds": seeds,
+        **mean,
+        "feature_cpu_s": round(feat_s, 2),
+        "per_seed": rows,
+    }
+
+
+def store(dsn: str, result: dict) -> int:
+    """An eval_runs row of kind 'screening' (means) with one eval_results row per seed."""
+    from scirag import db
+    from scirag.evalqa import reader_connection
+    from scirag.evaluation import add_results, finish_run, start_run
+
+    config = {"model": result["model"], "seeds": result["seeds"], "priors": "1 included + 1 excluded"}
+    with db.connect(dsn, role=db.LOADER_ROLE) as writer, reader_connection(dsn) as reader:
+        run_id = start_run(writer, reader, "screening", result["dataset"], None, result["model"], config)
+        rows = [
+            (
+                f"seed-{r['seed']}",
+                {k: r[k] for k in ("wss95", "recall_at_10pct", "recall_at_20pct", "records_to_95", "records_to_all")},
+                [str(x) for x in r["prior"]],
+                r["cpu_s"] * 1000.0,
+            )
+            for r in result["per_seed"]
+        ]
+        add_results(writer, run_id, rows)
+        means = {k: result[k] for k in ("wss95", "recall_at_10pct", "recall_at_20pct", "records_to_all")}
+        finish_run(writer, run_id, len(rows), means)
+    return run_id

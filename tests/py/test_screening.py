@@ -1,0 +1,173 @@
+"""Active-learning screening (issue 24): the metrics on hand-worked orders, the
+screener against random order on a made-up set whose relevant records share words,
+bad input, and `scirag eval screening --json` writing the eval tables."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scirag import screening
+
+ROOT = Path(__file__).resolve().parents[2]
+SCIRAG = ROOT / ".venv" / "bin" / "scirag"
+
+
+@pytest.fixture
+def run_cli(dsn):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
+    env["SCIRAG_DSN"] = dsn
+    env["COLUMNS"] = "400"
+
+    def _run(*args, timeout=300):
+        return subprocess.run([str(SCIRAG), *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+    return _run
+
+
+RELEVANT = "straw ash slagging deposits boiler combustion potassium chlorine fouling biomass".split()
+OTHER = (
+    "cardiac trial placebo dose patients hypertension blood pressure kidney liver enzyme gene protein "
+    "mouse model tumour growth therapy cohort survey school children diet exercise sleep"
+).split()
+FILLER = "the of and in a study results we show method data analysis effect".split()
+
+
+def make_set(n: int = 300, n_rel: int = 15, seed: int = 1) -> list[dict]:
+    """Records: relevant ones draw half their words from RELEVANT, the rest from OTHER."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        rel = i % (n // n_rel) == 0 and sum(r["label_included"] for r in rows) < n_rel
+        topic = RELEVANT if rel else OTHER
+        words = [
+            rng.choice(topic) if rng.random() < (0.5 if rel else 0.6) else rng.choice(FILLER + OTHER) for _ in range(40)
+        ]
+        rows.append(
+            {
+                "record_id": str(i),
+                "title": " ".join(words[:8]),
+                "abstract": " ".join(words[8:]),
+                "label_included": int(rel),
+            }
+        )
+    return rows
+
+
+def write_csv(path, rows, header=("record_id", "title", "abstract", "label_included"), gz=True):
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    for r in rows:
+        w.writerow([r.get(h, "") for h in header])
+    data = buf.getvalue().encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def test_metrics_hand_worked():
+    labels = np.array([1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])  # 20 records, 3 included
+    order = [0, 1, 3, 2, 19, 4, 5]  # priors 0 (inc) and 1 (exc); inclusions found at positions 1, 3, 5
+    m = screening.metrics(order, labels)
+    # 95 % of 3 rounded up is 3: found after 5 screened; (20 - 5) / 20 - 0.05
+    assert m["wss95"] == pytest.approx(0.70)
+    assert m["records_to_all"] == 5 and m["records_to_95"] == 5
+    assert m["recall_at_10pct"] == pytest.approx(1 / 3)  # 2 records screened
+    assert m["recall_at_20pct"] == pytest.approx(2 / 3)  # 4 records screened
+    # planted error: the last inclusion found later costs work saved
+    late = screening.metrics([0, 1, 3, 2, 4, 5, 6, 19], labels)
+    assert late["wss95"] == pytest.approx((20 - 8) / 20 - 0.05) and late["wss95"] < m["wss95"]
+
+
+def test_stopping_rule_fires_after_a_run_of_irrelevant_records():
+    labels = np.zeros(1200, dtype=np.int8)
+    labels[[0, 5, 900]] = 1
+    order = list(range(1200))
+    m = screening.metrics(order, labels)
+    assert screening.stop_after(1200) == 60
+    assert m["stop_at"] == 5 + 60 + 1  # positions are 1-based: 60 irrelevant after the inclusion at 6
+    assert m["recall_at_stop"] == pytest.approx(2 / 3)
+
+
+def test_screener_beats_random_order(tmp_path):
+    data = screening.load_dataset(write_csv(tmp_path / "synthetic.csv.gz", make_set()))
+    X = screening.features(data.texts)
+    learned, random_ = [], []
+    for seed in range(3):
+        prior = screening.priors(data.labels, seed)
+        assert data.labels[prior[0]] == 1 and data.labels[prior[1]] == 0
+        order = screening.simulate(X, data.labels, prior)
+        assert len(order) == len(set(order)) and order[:2] == prior
+        learned.append(screening.metrics(order, data.labels)["wss95"])
+        rest = [i for i in range(len(data.labels)) if i not in prior]
+        random.Random(seed).shuffle(rest)
+        random_.append(screening.metrics(prior + rest, data.labels)["wss95"])
+    assert np.mean(learned) > 0.75, learned
+    assert np.mean(learned) > np.mean(random_) + 0.5
+
+
+def test_screener_retrains_as_decisions_arrive(tmp_path):
+    data = screening.load_dataset(write_csv(tmp_path / "s.csv.gz", make_set()))
+    X = screening.features(data.texts)
+    prior = screening.priors(data.labels, 0)
+    labeled = {i: int(data.labels[i]) for i in prior}
+    first, _ = screening.next_records(screening.Model(), X, labeled, 5)
+    for i in first:
+        labeled[i] = int(data.labels[i])
+    second, _ = screening.next_records(screening.Model(), X, labeled, 5)
+    assert not set(first) & set(second), "records already decided are never shown again"
+    assert screening.retrain_every(10) == 1 and screening.retrain_every(2000) == 10
+
+
+@pytest.mark.parametrize(
+    "rows, header, message",
+    [
+        ([{"title": "a", "abstract": "b", "label_included": 2}], None, "label_included '2' is not 0 or 1"),
+        ([{"title": "a", "label_included": 1}], ("record_id", "title", "label_included"), "missing column(s) abstract"),
+        ([{"title": "a", "abstract": "b", "label_included": 1}], None, "needs at least 2 included and 2 excluded"),
+    ],
+)
+def test_bad_dataset_is_one_clear_error(tmp_path, rows, header, message):
+    path = write_csv(
+        tmp_path / "bad.csv", rows, header or ("record_id", "title", "abstract", "label_included"), gz=False
+    )
+    with pytest.raises(ValueError) as err:
+        screening.load_dataset(path)
+    assert message in str(err.value)
+
+
+def test_eval_screening_json_and_eval_tables(tmp_path, run_cli, admin_conn):
+    path = write_csv(tmp_path / "syn_set.csv.gz", make_set(200, 10))
+    proc = run_cli("eval", "screening", str(path), "--seeds", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) >= {"wss95", "recall_at_10pct", "recall_at_20pct", "per_seed", "run_id"}
+    assert len(out["per_seed"]) == 2
+    assert out["wss95"] == pytest.approx(np.mean([r["wss95"] for r in out["per_seed"]]))
+    assert 0 <= out["recall_at_10pct"] <= out["recall_at_20pct"] <= 1
+    run = admin_conn.execute(
+        "SELECT kind, dataset, n_questions, metrics FROM scirag.eval_runs WHERE id = %s", (out["run_id"],)
+    ).fetchone()
+    assert run[:3] == ("screening", "syn_set", 2)
+    assert run[3]["wss95"] == pytest.approx(out["wss95"])
+    per_seed = admin_conn.execute(
+        "SELECT question_id, metrics FROM scirag.eval_results WHERE run_id = %s ORDER BY 1", (out["run_id"],)
+    ).fetchall()
+    assert [q for q, _ in per_seed] == ["seed-0", "seed-1"]
+    assert per_seed[0][1]["wss95"] == pytest.approx(out["per_seed"][0]["wss95"])
+    table = run_cli("eval", "screening", str(path), "--seeds", "1", "--no-store")
+    assert table.returncode == 0 and "wss95" in table.stdout
+    bad = run_cli("eval", "screening", str(tmp_path / "missing.csv"))
+    assert bad.returncode != 0 and "no such file" in bad.stderr
+    assert math.isfinite(out["records_to_all"])
