@@ -43,7 +43,16 @@ def test_mcp_over_stdio_lists_and_calls_the_tools(dsn, demo_corpus, tmp_path):
 
     tools, r, s = anyio.run(main)
     errlog.close()
-    assert tools == ["answer", "current_scope", "get_chunk", "get_document", "retrieve"]
+    assert tools == [
+        "answer",
+        "campaign_decide",
+        "campaign_next",
+        "campaign_prisma",
+        "current_scope",
+        "get_chunk",
+        "get_document",
+        "retrieve",
+    ]
     got = [(x["rank"], x["chunk_id"]) for x in r.structured_content["results"]]
     assert got == psql_evidence(dsn, RESTRICTED_QUESTION, 10)
     assert not {c for _, c in got} & restricted_chunk_ids(dsn)
