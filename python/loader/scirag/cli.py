@@ -15,7 +15,7 @@ from typing import Callable
 
 import typer
 
-from scirag import cli_answer, cli_db, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
+from scirag import cli_answer, cli_db, cli_docs, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
 from scirag.server import cli as cli_server
 
 # Top-level commands, in the order `scirag --help` lists them.
@@ -40,6 +40,17 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
         "Create and deploy scirag databases.",
         [
             ("init", cli_db.db_init),
+        ],
+    ),
+    (
+        "docs",
+        "The documents of the library: list, show, delete, re-parse, correct metadata.",
+        [
+            ("list", cli_docs.docs_list),
+            ("show", cli_docs.docs_show),
+            ("rm", cli_docs.docs_rm),
+            ("reparse", cli_docs.docs_reparse),
+            ("set", cli_docs.docs_set),
         ],
     ),
     (

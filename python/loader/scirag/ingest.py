@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from scirag.chunk import chunk_document, content_hash
 from scirag.db import echo
@@ -38,9 +40,14 @@ CHUNK_COLUMNS = (
 )
 
 
+# the citation fields a later manifest line with the same content and id may correct
+CORRECTABLE = ("title", "authors", "year", "doi", "journal", "arxiv_id")
+STATUSES = ("added", "duplicate", "updated", "replaced", "skipped", "failed")
+
+
 @dataclass
 class Outcome:
-    status: str  # added | duplicate | failed
+    status: str  # one of STATUSES (schema/ingest_outcomes)
     reason: str | None = None
     document_id: int | None = None
     chunks: int = 0
@@ -53,10 +60,14 @@ class Ingester:
         embedder: Embedder | None = None,
         target_tokens: int = 800,
         overlap_tokens: int = 150,
+        replace: bool = False,
     ):
+        """replace: a line whose id is stored with other content replaces that document's
+        content in place (same document id), instead of failing."""
         self.conn = conn
         self.embedder = embedder or Embedder(threads=2, expected_dim=self._column_dim())
         self.target_tokens, self.overlap_tokens = target_tokens, overlap_tokens
+        self.replace = replace
 
     def _column_dim(self) -> int:
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
@@ -74,14 +85,21 @@ class Ingester:
             "SELECT id, external_id, license::text FROM scirag.documents WHERE content_hash = %s", (digest,)
         ).fetchone()
         self.conn.commit()
+        if dup and dup[1] == entry.id:
+            return self._same(entry, *dup)
         if dup:
             return self._duplicate(entry, *dup)
-        taken = self.conn.execute("SELECT 1 FROM scirag.documents WHERE external_id = %s", (entry.id,)).fetchone()
+        taken = self.conn.execute("SELECT id FROM scirag.documents WHERE external_id = %s", (entry.id,)).fetchone()
         self.conn.commit()
+        if taken and not self.replace:
+            return Outcome(
+                "failed",
+                f"id '{entry.id}' is already used by a document with different content "
+                "(a new version? pass --replace to replace it, keeping its document id)",
+            )
+        vectors = self._embed(chunks)
         if taken:
-            return Outcome("failed", f"id '{entry.id}' is already used by a document with different content")
-        leaves = [c for c in chunks if c.kind != "section"]
-        vectors = dict(zip((c.ordinal for c in leaves), self.embedder.embed([c.content for c in leaves])))
+            return self._replace(taken[0], entry, doc, chunks, vectors, digest, run_id, base)
         try:
             with self.conn.transaction():
                 doc_id = self.conn.execute(
@@ -113,6 +131,71 @@ class Ingester:
             return Outcome("duplicate", "stored concurrently by another run")
         # A damaged file whose readable pages were stored says so in the report row.
         return Outcome("added", f"partial: {doc.partial}" if doc.partial else None, doc_id, len(chunks))
+
+    def _embed(self, chunks) -> dict:
+        leaves = [c for c in chunks if c.kind != "section"]
+        return dict(zip((c.ordinal for c in leaves), self.embedder.embed([c.content for c in leaves])))
+
+    def _same(self, entry: Entry, doc_id: int, external_id: str, stored: str) -> Outcome:
+        """The same content under the same id: the line's stated citation fields that
+        differ from the stored ones correct them (scirag.document_set, which also stops
+        marking them inferred); otherwise it is a duplicate as any other."""
+        row = self.conn.execute(
+            "SELECT title, authors, year, doi, journal, arxiv_id FROM scirag.documents WHERE id = %s", (doc_id,)
+        ).fetchone()
+        current = dict(zip(CORRECTABLE, row))
+        changes = {f: getattr(entry, f) for f in CORRECTABLE if f in entry.stated and getattr(entry, f) != current[f]}
+        if not changes:
+            self.conn.commit()
+            return self._duplicate(entry, doc_id, external_id, stored)
+        with self.conn.transaction():
+            self.conn.execute("SELECT scirag.document_set(%s, %s)", (external_id, Jsonb(changes)))
+        outcome = self._duplicate(entry, doc_id, external_id, stored)  # a stated license, as for any duplicate
+        extra = outcome.reason.split("; ", 1)[1] if "; " in (outcome.reason or "") else None
+        return Outcome("updated", "metadata corrected: " + ", ".join(changes) + (f"; {extra}" if extra else ""), doc_id)
+
+    def _replace(self, doc_id: int, entry: Entry, doc, chunks, vectors, digest: str, run_id: int, base) -> Outcome:
+        """New content for a stored document, keeping its id (and so everything keyed on
+        it outside the evidence: eval questions, presets, citations of it): its old
+        chunks and all that was derived from them go (scirag.document_clear) and the new
+        ones are stored, in one transaction. The line's metadata replaces the stored
+        metadata; its license only when the line states one."""
+        with self.conn.transaction():
+            old = self.conn.execute("SELECT scirag.document_clear(%s)", (doc_id,)).fetchone()[0]
+            license_, source = self.conn.execute(
+                """UPDATE scirag.documents SET title = %s, authors = %s, year = %s, journal = %s, doi = %s,
+                       arxiv_id = %s, content_hash = %s, source_path = coalesce(%s, source_path),
+                       parser = %s, pages = %s,
+                       ingest_run_id = %s, metadata_inferred = %s,
+                       license = CASE WHEN %s THEN %s::scirag.license_class ELSE license END,
+                       source = CASE WHEN %s THEN %s ELSE source END
+                   WHERE id = %s RETURNING license::text, source""",
+                (
+                    entry.title,
+                    entry.authors,
+                    entry.year,
+                    entry.journal,
+                    entry.doi,
+                    entry.arxiv_id,
+                    digest,
+                    # a re-parse (no folder to show it relative to) keeps the stored one
+                    shown_path(entry.path, entry.base or base) if (entry.base or base) else None,
+                    doc.parser,
+                    doc.pages,
+                    run_id,
+                    entry.inferred,
+                    "license" in entry.stated,
+                    entry.license,
+                    "source" in entry.stated,
+                    entry.source,
+                    doc_id,
+                ),
+            ).fetchone()
+            stored = replace(entry, license=license_, source=source)
+            self._insert_chunks(doc_id, stored, chunks, vectors)
+        return Outcome(
+            "replaced", f"document {doc_id} kept its id; {old['chunks']} old chunk(s) removed", doc_id, len(chunks)
+        )
 
     def _duplicate(self, entry: Entry, doc_id: int, external_id: str, stored: str) -> Outcome:
         """Same content is stored once. A license stated now (manifest line or --license)
@@ -198,25 +281,71 @@ def ingest_manifest(
     return ingest_entries(conn, entries, str(manifest), ingester, manifest.parent)
 
 
+def file_signature(path: Path | None) -> tuple[int, float, str] | None:
+    """(size, mtime, SHA-256) of a file, or None for manifest text or an unreadable file."""
+    if path is None:
+        return None
+    try:
+        st = Path(path).stat()
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime, digest.hexdigest()
+
+
+def unchanged_since_stored(conn: psycopg.Connection, entry: Entry, path: str, sig: tuple) -> int | None:
+    """The id of the document a past run stored from this very file (same path, id,
+    size, mtime and SHA-256), when the document is still there and the line states
+    nothing that differs from it (a corrected title must not be skipped); else None."""
+    row = conn.execute(
+        """SELECT d.id, d.title, d.authors, d.year, d.doi, d.journal, d.arxiv_id, d.license::text, d.source
+           FROM scirag.ingest_reports r JOIN scirag.documents d ON d.id = r.document_id
+           WHERE r.path = %s AND r.external_id = %s AND r.file_size = %s AND r.file_mtime = %s
+             AND r.file_sha256 = %s AND r.status <> 'failed' AND d.external_id = %s
+           ORDER BY r.id DESC LIMIT 1""",
+        (path, entry.id, sig[0], sig[1], sig[2], entry.id),
+    ).fetchone()
+    conn.commit()
+    if row is None:
+        return None
+    stored = dict(zip((*CORRECTABLE, "license", "source"), row[1:]))
+    if any(getattr(entry, f) != stored[f] for f in stored if f in entry.stated):
+        return None
+    return row[0]
+
+
 def ingest_entries(
-    conn: psycopg.Connection, entries: list, label: str, ingester: Ingester | None = None, base: Path | None = None
+    conn: psycopg.Connection,
+    entries: list,
+    label: str,
+    ingester: Ingester | None = None,
+    base: Path | None = None,
+    skip_unchanged: bool = False,
 ) -> dict:
     """Ingests (line_no, Entry | ManifestError) items as one run named label (a manifest
     path, or the paths given to `scirag ingest`); base: the folder source paths are
-    shown relative to, for entries that carry no base of their own."""
+    shown relative to, for entries that carry no base of their own. skip_unchanged: a
+    file stored before and unchanged since (size, mtime, SHA-256) is not parsed again."""
     ingester = ingester or Ingester(conn)
     run_id = conn.execute(
         "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
         (_report_text(label), ingester.embedder.version),
     ).fetchone()[0]
     conn.commit()
-    counts = {"added": 0, "duplicate": 0, "failed": 0}
+    counts = {status: 0 for status in STATUSES}
     for i, (line_no, entry) in enumerate(entries, 1):
         started = time.monotonic()
         ident = getattr(entry, "id", None)
-        path = str(entry.path) if isinstance(entry, Entry) and entry.path else None
+        # the server path, absolute, so `scirag docs reparse` finds the file again
+        path = str(Path(entry.path).resolve()) if isinstance(entry, Entry) and entry.path else None
+        sig = file_signature(entry.path) if isinstance(entry, Entry) else None
         if isinstance(entry, ManifestError):
             outcome = Outcome("failed", str(entry))
+        elif skip_unchanged and sig and (same := unchanged_since_stored(conn, entry, path, sig)) is not None:
+            outcome = Outcome("skipped", "unchanged since it was stored (size, mtime, SHA-256)", same)
         else:
             try:
                 outcome = ingester.ingest_entry(entry, run_id, base)
@@ -231,7 +360,8 @@ def ingest_entries(
         # The report insert is the one thing that must not fail: its text is made storable.
         conn.execute(
             """INSERT INTO scirag.ingest_reports (run_id, line_no, external_id, path, status, reason,
-                   document_id, chunks, seconds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   document_id, chunks, seconds, file_size, file_mtime, file_sha256)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             (
                 run_id,
                 line_no,
@@ -242,12 +372,13 @@ def ingest_entries(
                 outcome.document_id,
                 outcome.chunks,
                 seconds,
+                *(sig if sig and outcome.status != "failed" else (None, None, None)),
             ),
         )
         conn.commit()
         detail = (
             f"{outcome.chunks} chunks" + (f"; {outcome.reason}" if outcome.reason else "")
-            if outcome.status == "added"
+            if outcome.status in ("added", "replaced")
             else (outcome.reason or "")
         )
         echo(
@@ -255,9 +386,22 @@ def ingest_entries(
             f"({_report_text(detail)}, {seconds:.1f}s)"
         )
     conn.execute(
-        "UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s WHERE id = %s",
-        (counts["added"], counts["duplicate"], counts["failed"], run_id),
+        """UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s,
+               updated = %s, replaced = %s, skipped = %s WHERE id = %s""",
+        (
+            counts["added"],
+            counts["duplicate"],
+            counts["failed"],
+            counts["updated"],
+            counts["replaced"],
+            counts["skipped"],
+            run_id,
+        ),
     )
     conn.commit()
-    echo(f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed")
+    more = ", ".join(f"{counts[s]} {s}" for s in ("updated", "replaced", "skipped") if counts[s])
+    echo(
+        f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed"
+        + (f"; {more}" if more else "")
+    )
     return {"run_id": run_id, **counts}

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from scirag.server import events as ev
+from scirag.server.documents import add_document_routes
 from scirag.server.keys import Identity, KeyStore, RateLimiter, TooManyFailures
 from scirag.server.mcp_tools import BYO_HEADER, IDENTITY_STATE, build_mcp
 from scirag.server.service import (
@@ -417,6 +418,9 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
         if row is None:
             raise Problem(404, "not_found", "No such document in your scope")
         return JSON(row)
+
+    # the library: list, delete, correct (issue 25)
+    add_document_routes(app, Caller, NarrowScope, JSON)
 
     @app.get("/", include_in_schema=False)
     async def index():
