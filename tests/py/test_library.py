@@ -425,4 +425,4 @@ def test_citations_are_complete(dsn, demo_corpus, embedder, admin_conn, restore_
         """SELECT scirag.citation(d, c) ->> 'cite' FROM scirag.documents d JOIN scirag.chunks c ON c.document_id = d.id
            WHERE d.external_id = 'county-straw-2022' AND c.line_end > c.line_start LIMIT 1"""
     ).fetchone()[0]
-    assert spans.startswith("Ostrander et al. (2022), Crop Residue") and ", lines " in spans
+    assert spans.startswith("Marguerite L. Ostrander et al. (2022), Crop Residue") and ", lines " in spans
