@@ -426,3 +426,81 @@ def test_citations_are_complete(dsn, demo_corpus, embedder, admin_conn, restore_
            WHERE d.external_id = 'county-straw-2022' AND c.line_end > c.line_start LIMIT 1"""
     ).fetchone()[0]
     assert spans.startswith("Marguerite L. Ostrander et al. (2022), Crop Residue") and ", lines " in spans
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("retrieve", "straw moisture"),
+        ("ask", "straw moisture"),
+        ("docs", "list"),
+        ("ingest", str(ROOT / "domain" / "demo" / "manifest.jsonl")),
+        ("preset", "list"),
+    ],
+)
+def test_database_down_is_one_line_with_the_fix(args, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
+    env["SCIRAG_DSN"] = f"host={tmp_path} port=1 user=postgres dbname=scirag"  # nothing listens there
+    proc = subprocess.run([str(SCIRAG), *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "scripts/db_start.sh" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "╭" not in proc.stderr
+
+
+def test_answerer_model_without_a_model_is_one_line_with_the_fix(run_cli, demo_corpus):
+    proc = run_cli("ask", "--answerer", "model", "How much straw could Harlan County supply?")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "╭" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert "no model is configured" in line and "SCIRAG_LLM_PROVIDER=google" in line and "--answerer extractive" in line
+
+
+def test_mcp_with_the_database_down_answers_each_call_with_a_tool_error(tmp_path):
+    """`scirag mcp` starts while the database is down and fails each tool call within
+    seconds, saying how the database is started (it used to crash after 30 s)."""
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scirag.cli", "mcp", "--dsn", f"host={tmp_path} port=1 user=postgres dbname=scirag"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+
+    def call(message: dict) -> dict:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    try:
+        hello = call(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        assert "scirag" in hello["result"]["instructions"]
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        for n, (tool, arguments) in enumerate([("current_scope", {}), ("retrieve", {"question": "straw"})], 2):
+            started = time.monotonic()
+            reply = call(
+                {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+            )
+            assert time.monotonic() - started < 20
+            assert reply["result"]["isError"] is True
+            assert "the database is unreachable" in reply["result"]["content"][0]["text"]
+            assert "scripts/db_start.sh" in reply["result"]["content"][0]["text"]
+        assert proc.poll() is None  # still serving
+    finally:
+        proc.stdin.close()
+        proc.wait(15)

@@ -116,5 +116,23 @@ def build_app() -> typer.Typer:
 
 app = build_app()
 
+
+def main() -> None:
+    """The `scirag` entry point: the typer app, with the errors users meet shown as one
+    line with the fix (exit status 1) instead of a traceback."""
+    import sys
+
+    from scirag.errors import error_line
+
+    try:
+        app()
+    except Exception as exc:
+        line = error_line(exc)
+        if line is None:
+            raise
+        print(line, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
-    app()
+    main()

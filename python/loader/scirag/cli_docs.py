@@ -27,8 +27,9 @@ RefArgument = typer.Argument(..., help="manifest id or numeric document id (scir
 
 
 def _fail(exc: Exception) -> None:
-    msg = getattr(getattr(exc, "diag", None), "message_primary", None) or str(exc)
-    db.echo(f"error: {msg.strip().splitlines()[0]}")
+    from scirag.errors import error_line
+
+    db.echo(error_line(exc) or f"error: {str(exc).strip().splitlines()[0]}")
     raise typer.Exit(1)
 
 

@@ -68,6 +68,12 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         except Exception as exc:  # every failure becomes one tool error with a stable code
             p = problem_for(exc)
             log.warning("mcp tool=%s key=%s error=%s code=%s", tool, ident.name, error_label(exc), p.code)
+            if p.code == "unavailable" and await service.unreachable():
+                # the database is down, not busy: say so, and how it is started (issue 25)
+                raise ToolError(
+                    "unavailable: the database is unreachable; its administrator starts it "
+                    "(scirag's own cluster: scripts/db_start.sh); retry this call then"
+                ) from None
             raise ToolError(f"{p.code}: {p.detail or p.title}") from None
 
     def tool(description: str):

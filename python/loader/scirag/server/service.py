@@ -175,8 +175,11 @@ class Service:
 
     MAX_ROLES = 32  # bounded: pools are made on first use, one per role a key maps to
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0):
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0, lazy: bool = False):
+        """lazy: open pools without waiting for a first connection (`scirag mcp` starts,
+        and answers each tool call with an error, while the database is down)."""
         self.dsn, self.min_size, self.max_size, self.timeout = dsn, min_size, max_size, timeout
+        self.lazy = lazy
         self.admin = self._pool("admin", 1, 2)
         self.pools: dict[str, AsyncConnectionPool] = {}
         self._lock = asyncio.Lock()
@@ -202,7 +205,16 @@ class Service:
         return self.admin
 
     async def open(self) -> None:
-        await self.admin.open(wait=True, timeout=30)
+        await self.admin.open(wait=not self.lazy, timeout=30)
+
+    async def unreachable(self) -> str | None:
+        """Why the database cannot be reached right now (a fresh connection is tried), or None."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.dsn, connect_timeout=3)
+        except psycopg.Error as exc:
+            return " ".join(str(exc).split())[:300] or type(exc).__name__
+        await conn.close()
+        return None
 
     async def close(self) -> None:
         for p in [self.admin, *self.pools.values()]:
@@ -217,7 +229,7 @@ class Service:
                     if len(self.pools) >= self.MAX_ROLES:
                         raise Problem(503, "unavailable", "Too many distinct roles in use on this server")
                     pool = self._pool(role, self.min_size, self.max_size)
-                    await pool.open(wait=True, timeout=30)
+                    await pool.open(wait=not self.lazy, timeout=30)
                     self.pools[role] = pool
         return pool
 
