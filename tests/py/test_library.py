@@ -504,3 +504,53 @@ def test_mcp_with_the_database_down_answers_each_call_with_a_tool_error(tmp_path
     finally:
         proc.stdin.close()
         proc.wait(15)
+
+
+def test_help_is_whole_at_80_columns():
+    """Every command's --help at 80 columns holds each option's whole help text (no "…")."""
+    import re
+
+    import typer
+    from typer.testing import CliRunner
+
+    from scirag.cli import app
+
+    root = typer.main.get_command(app)
+
+    def leaves(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from leaves(sub, [*path, name])
+        else:
+            yield path, cmd
+
+    runner = CliRunner()
+    seen = 0
+    for path, cmd in leaves(root, []):
+        out = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}, terminal_width=80).output
+        assert "…" not in out, (path, out)
+        flat = " ".join(out.split())
+        for param in cmd.params:
+            if getattr(param, "help", None):
+                assert " ".join(param.help.split()) in flat, (path, param.name)
+                seen += 1
+        assert max(len(line) for line in out.splitlines()) <= 80 or path == ["serve"], path
+    assert seen > 100
+
+
+def test_no_unexplained_names_in_what_users_read(run_cli, admin_conn):
+    proc = run_cli("preset", "list")
+    assert proc.returncode == 0 and "default" in proc.stdout and "VulcanLab" not in proc.stdout
+    comments = admin_conn.execute(
+        """SELECT count(*) FROM pg_description d
+           LEFT JOIN pg_proc p ON d.classoid = 'pg_proc'::regclass AND p.oid = d.objoid
+           LEFT JOIN pg_class c ON d.classoid = 'pg_class'::regclass AND c.oid = d.objoid
+           WHERE coalesce(p.pronamespace, c.relnamespace) = 'scirag'::regnamespace"""
+    ).fetchone()[0]
+    assert comments > 100
+    assert (
+        admin_conn.execute("SELECT count(*) FROM pg_description WHERE description LIKE '%VulcanLab%'").fetchone()[0]
+        == 0
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "VulcanLab" not in readme

@@ -99,15 +99,18 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
 
 def build_app() -> typer.Typer:
     """The `scirag` typer application built from COMMANDS and GROUPS."""
+    # rich_markup_mode=None: plain help that wraps at any width; rich's panels cut option
+    # names and help words with "…" at 80 columns (issue 25)
     root = typer.Typer(
         no_args_is_help=True,
         add_completion=False,
+        rich_markup_mode=None,
         help="scirag: retrieval-augmented QA over scientific documents, inside PostgreSQL.",
     )
     for name, function in COMMANDS:
         root.command(name)(function)
     for group_name, group_help, commands in GROUPS:
-        group = typer.Typer(no_args_is_help=True, help=group_help)
+        group = typer.Typer(no_args_is_help=True, help=group_help, rich_markup_mode=None)
         for name, function in commands:
             group.command(name)(function)
         root.add_typer(group, name=group_name)
