@@ -5,7 +5,21 @@ from __future__ import annotations
 
 import uuid
 
-from test_server_harness import bearer, http, server, server_keys
+from test_server_harness import SAMPLE_QUESTION, bearer, http, server, server_keys
+
+
+def mcp_session(url, key, fn):
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main():
+        async with create_mcp_http_client(headers=bearer(key)) as http_client:
+            async with Client(streamable_http_client(url + "/mcp", http_client=http_client)) as c:
+                return await fn(c)
+
+    return anyio.run(main)
 
 
 def test_list_is_scoped_and_counts_license_and_source(server, server_keys, demo_corpus):
@@ -60,3 +74,28 @@ def test_reader_may_not_delete_or_patch_a_loader_may(server, server_keys, dsn, e
     assert r.status == 404
     r = http(server.url + f"/v1/documents/rest-{u}", headers=loader)
     assert r.status == 404
+
+
+def test_compact_results_for_agents(server, server_keys):
+    """MCP gives agents the compact form by default (answer, abstained, citations; results
+    without the trace), the full one on request; REST gives it for "detail": "compact"."""
+    key = server_keys["reader"]
+    r = http(server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION, "detail": "compact"}, headers=bearer(key))
+    assert r.status == 200 and set(r.json()) == {"answer", "abstained", "citations"} and r.json()["citations"]
+    r = http(server.url + "/v1/answer", "POST", {"question": SAMPLE_QUESTION}, headers=bearer(key))
+    assert {"answer", "abstained", "citations", "retrieval", "checks", "trace"} <= set(r.json())
+
+    async def run(c):
+        return (
+            await c.call_tool("answer", {"question": SAMPLE_QUESTION}),
+            await c.call_tool("answer", {"question": SAMPLE_QUESTION, "detail": "full"}),
+            await c.call_tool("retrieve", {"question": SAMPLE_QUESTION, "k": 3}),
+            await c.call_tool("retrieve", {"question": SAMPLE_QUESTION, "k": 101}),
+        )
+
+    compact, full, results, too_many = mcp_session(server.url, key, run)
+    assert set(compact.structured_content) == {"answer", "abstained", "citations"}
+    assert compact.structured_content["answer"] == full.structured_content["answer"]
+    assert {"retrieval", "checks", "trace"} <= set(full.structured_content)
+    assert set(results.structured_content) == {"results"} and len(results.structured_content["results"]) == 3
+    assert too_many.is_error  # one bound of k at this door: 100

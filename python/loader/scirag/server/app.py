@@ -40,6 +40,7 @@ from scirag.server.service import (
     Problem,
     Scope,
     Service,
+    compact_answer,
     error_label,
     problem_for,
 )
@@ -87,6 +88,9 @@ class AnswerIn(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="scirag.answer options (checked by the database)")
     scope: ScopeIn | None = None
     stream: bool = Field(False, description="Server-Sent Events instead of JSON (or send Accept: text/event-stream)")
+    detail: Literal["full", "compact"] = Field(
+        "full", description="compact: answer, abstained and citations only (what an agent needs)"
+    )
 
 
 async def scope_query(
@@ -387,6 +391,8 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
             llm_key=llm_key,
         )
         del llm_key
+        if body.detail == "compact":
+            result = compact_answer(result)
         events = list(ev.answer_events(result))
         rid = request.scope["state"].get("request_id")
         if body.stream or "text/event-stream" in request.headers.get("accept", ""):

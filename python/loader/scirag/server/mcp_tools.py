@@ -18,7 +18,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from scirag.server.keys import Identity
-from scirag.server.service import MAX_K, MAX_QUESTION_CHARS, Problem, Scope, Service, error_label, problem_for
+from scirag.server.service import (
+    MAX_K,
+    MAX_QUESTION_CHARS,
+    Problem,
+    Scope,
+    Service,
+    compact_answer,
+    error_label,
+    problem_for,
+)
 
 log = logging.getLogger("scirag.server.mcp")
 BYO_HEADER = "x-llm-api-key"
@@ -43,6 +52,13 @@ Licenses = Annotated[
 Sources = Annotated[list[str] | None, Field(description="narrow to these sources; omitted = any in your ceiling")]
 Excluded = Annotated[list[str] | None, Field(description="documents to leave out (manifest ids or numeric ids)")]
 Retracted = Annotated[bool | None, Field(description="true drops retracted documents from every layer")]
+Detail = Annotated[
+    Literal["compact", "full"],
+    Field(
+        description="compact (default): the results only; full: also the content-free trace (and, for "
+        "answer, the evidence, sources and checks)"
+    ),
+]
 
 
 def build_mcp(service: Service, default_identity: Identity | None = None) -> MCPServer:
@@ -87,8 +103,8 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
     @tool(
         description="Ranked, cited evidence chunks for a question, from the documents your role may see "
         "(hybrid keyword + vector retrieval; `layers` gives each chunk's rank per layer). "
-        "Returns results (rank, chunk_id, document_id, title, section_path, content, citation) "
-        "and a content-free trace."
+        "Returns results (rank, chunk_id, document_id, title, section_path, content, citation); "
+        "with detail=full also a content-free trace. k is at most 100."
     )
     async def retrieve(
         question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
@@ -101,15 +117,17 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         sources: Sources = None,
         exclude_documents: Excluded = None,
         exclude_retracted: Retracted = None,
+        detail: Detail = "compact",
     ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
-        return await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
+        out = await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
+        return out if detail == "full" else {"results": out["results"]}
 
     @tool(
         description="A grounded answer with numbered citations [n] to the sources it used, or an "
         "abstention when the sources in your scope do not support one. Returns answer, "
-        "abstained, citations (n -> chunk_id, title, section_path, lines/page), retrieval "
-        "(the evidence), checks and a content-free trace."
+        "abstained and citations (n -> chunk_id, title, section_path, lines/page); with "
+        "detail=full also retrieval (the evidence), sources, checks and a content-free trace."
     )
     async def answer(
         question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
@@ -119,6 +137,7 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         sources: Sources = None,
         exclude_documents: Excluded = None,
         exclude_retracted: Retracted = None,
+        detail: Detail = "compact",
     ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted)
         options = {"k": k} if k else {}
@@ -128,9 +147,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
             if not identity(ctx).byo_llm:
                 raise ToolError("byo_llm_not_allowed: this API key may not bring its own model key")
             llm_key = headers.get(BYO_HEADER)
-        return await call(
+        out = await call(
             lambda i: service.answer(i, question, options=options, scope=scope, llm_key=llm_key), ctx, "answer"
         )
+        return out if detail == "full" else compact_answer(out)
 
     @tool(
         description="One chunk by id, with its document title, section path, lines or pages, and up to "

@@ -45,7 +45,17 @@ MAX_LIST_ITEMS = 1000
 # Request bounds of the REST and MCP front ends (one place for both): the question as
 # scirag.check_question bounds it in the database, and at most 100 chunks a call.
 MAX_QUESTION_CHARS = 4000
-MAX_K = 100
+MAX_K = 100  # the one bound of k at the REST and MCP doors (SQL callers: 1000, scirag.check_limit)
+# What an agent needs of an answer (issue 25): the compact form, MCP's default and
+# REST's "detail": "compact"; "full" adds the evidence, sources, checks and trace.
+COMPACT_ANSWER_KEYS = ("answer", "abstained", "citations")
+
+
+def compact_answer(result: dict) -> dict:
+    """The compact form of a scirag.answer result: answer, abstained, citations."""
+    return {k: result.get(k) for k in COMPACT_ANSWER_KEYS}
+
+
 _ITEM = re.compile(r"^[^,\x00-\x1f]{1,256}$")
 
 # The evidence as one JSON text built by the database: the REST door passes it on as
