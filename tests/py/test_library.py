@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 
@@ -554,3 +555,41 @@ def test_no_unexplained_names_in_what_users_read(run_cli, admin_conn):
     )
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "VulcanLab" not in readme
+
+
+def test_parallel_ingest_reports_progress_and_skips_unchanged_files(
+    run_cli, demo_corpus, admin_conn, tmp_path, restore_corpus
+):
+    import time
+
+    u = uuid.uuid4().hex[:8]
+    folder = tmp_path / f"lib-{u}"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"note{n}.md").write_text(
+            f"# Note {n} {u}\n\nBales {n} {u} held {10 + n} % moisture.\n", encoding="utf-8"
+        )
+    proc = run_cli("ingest", str(folder), "--license", "public", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 added, 0 duplicate, 0 failed" in proc.stderr
+    assert re.search(r"\[1/3\] note\d: added \(.*\)  \[[\d.]+ docs/s, ETA \d+:\d\d\]", proc.stderr), proc.stderr
+    # the same folder again: nothing is parsed, every file is skipped by its signature
+    proc = run_cli("ingest", str(folder), "--license", "public")
+    assert proc.returncode == 0, proc.stderr
+    assert "0 added, 0 duplicate, 0 failed; 3 skipped" in proc.stderr
+    # a touched file (new mtime, same bytes) is read again and found to be the same content
+    later = time.time() + 5
+    os.utime(folder / "note1.md", (later, later))
+    proc = run_cli("ingest", str(folder), "--license", "public")
+    assert "0 added, 1 duplicate, 0 failed; 2 skipped" in proc.stderr, proc.stderr
+    # --reparse-all reads every file again
+    proc = run_cli("ingest", str(folder), "--license", "public", "--reparse-all")
+    assert "0 added, 3 duplicate, 0 failed" in proc.stderr and "skipped" not in proc.stderr.split("ingest run")[-1]
+    # a stated correction is never skipped: the manifest's title differs from the stored one
+    manifest = folder.parent / f"m-{u}.jsonl"
+    manifest.write_text(
+        json.dumps({"id": "note0", "path": f"lib-{u}/note0.md", "title": "Corrected", "license": "public"}) + "\n",
+        encoding="utf-8",
+    )
+    proc = run_cli("ingest", str(manifest))
+    assert "note0: updated (metadata corrected: title" in proc.stderr, proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -35,6 +36,14 @@ def ingest(
     overlap_tokens: int = typer.Option(150, help="overlap carried into the next prose chunk"),
     allow_outside: bool = typer.Option(
         False, "--allow-outside", help="let manifest paths (and links in folders) point outside their folder"
+    ),
+    jobs: int = typer.Option(
+        0, "--jobs", "-j", min=0, max=64, help="parse workers (processes); 0 = one per CPU core, 1 = no workers"
+    ),
+    skip_unchanged: bool = typer.Option(
+        True,
+        "--skip-unchanged/--reparse-all",
+        help="skip files stored before and unchanged since (same path, size, mtime, SHA-256)",
     ),
     replace: bool = typer.Option(
         False,
@@ -79,7 +88,10 @@ def ingest(
     label = " ".join(str(p) for p in paths)
     with db.connect(dsn or db.default_dsn(), role=db.LOADER_ROLE) as conn:
         ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens, replace=replace)
-        counts = ingest_entries(conn, found.items, label, ingester)
+        workers = jobs or os.cpu_count() or 1
+        counts = ingest_entries(
+            conn, found.items, label, ingester, skip_unchanged=skip_unchanged, jobs=min(workers, len(found.items))
+        )
         if counts["added"] + counts["duplicate"] + counts["replaced"] + counts["updated"]:
             # fresh BM25 postings (new chunks, or chunks re-filed under a new license) into
             # blocks, and planner statistics for what the run wrote

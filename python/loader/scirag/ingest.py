@@ -53,6 +53,16 @@ class Outcome:
     chunks: int = 0
 
 
+def parse_and_chunk(entry: Entry, target_tokens: int = 800, overlap_tokens: int = 150):
+    """(parsed document, chunks) of one entry: the CPU-bound part of ingestion, run in
+    parse workers (`scirag ingest --jobs`) while the main process embeds and stores."""
+    if entry.path is not None:
+        doc = parse_file(entry.path)
+    else:
+        doc = parse_text(entry.text, fmt=entry.fmt, name=entry.id)
+    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens)
+
+
 class Ingester:
     def __init__(
         self,
@@ -72,12 +82,9 @@ class Ingester:
     def _column_dim(self) -> int:
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
-    def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None) -> Outcome:
-        if entry.path is not None:
-            doc = parse_file(entry.path)
-        else:
-            doc = parse_text(entry.text, fmt=entry.fmt, name=entry.id)
-        chunks = chunk_document(doc, entry.title, self.target_tokens, self.overlap_tokens)
+    def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None, parsed=None) -> Outcome:
+        """parsed: (document, chunks) already made by a parse worker (parse_and_chunk)."""
+        doc, chunks = parsed or parse_and_chunk(entry, self.target_tokens, self.overlap_tokens)
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")
         digest = content_hash(chunks)
@@ -324,11 +331,14 @@ def ingest_entries(
     ingester: Ingester | None = None,
     base: Path | None = None,
     skip_unchanged: bool = False,
+    jobs: int = 1,
 ) -> dict:
     """Ingests (line_no, Entry | ManifestError) items as one run named label (a manifest
     path, or the paths given to `scirag ingest`); base: the folder source paths are
     shown relative to, for entries that carry no base of their own. skip_unchanged: a
-    file stored before and unchanged since (size, mtime, SHA-256) is not parsed again."""
+    file stored before and unchanged since (size, mtime, SHA-256) is not parsed again.
+    jobs > 1: documents are parsed and chunked by that many worker processes, ahead of
+    the main process, which embeds and stores them in order (one report row each)."""
     ingester = ingester or Ingester(conn)
     run_id = conn.execute(
         "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
@@ -336,19 +346,81 @@ def ingest_entries(
     ).fetchone()[0]
     conn.commit()
     counts = {status: 0 for status in STATUSES}
-    for i, (line_no, entry) in enumerate(entries, 1):
-        started = time.monotonic()
-        ident = getattr(entry, "id", None)
-        # the server path, absolute, so `scirag docs reparse` finds the file again
+    # skipping is decided first (it reads the database), so no worker parses a skipped file
+    plan = []
+    for line_no, entry in entries:
         path = str(Path(entry.path).resolve()) if isinstance(entry, Entry) and entry.path else None
         sig = file_signature(entry.path) if isinstance(entry, Entry) else None
+        same = None
+        if skip_unchanged and sig and isinstance(entry, Entry):
+            same = unchanged_since_stored(conn, entry, path, sig)
+        plan.append((line_no, entry, path, sig, same))
+    pool, futures = None, {}
+    if jobs > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    run_started = time.monotonic()
+
+    def submit_ahead(k: int) -> None:
+        # a bounded window of documents parsed ahead: memory stays that of a few documents
+        for j in range(k, min(len(plan), k + 2 * jobs)):
+            entry, same = plan[j][1], plan[j][4]
+            if pool is not None and j not in futures and isinstance(entry, Entry) and same is None:
+                futures[j] = pool.submit(parse_and_chunk, entry, ingester.target_tokens, ingester.overlap_tokens)
+
+    try:
+        _ingest_plan(conn, plan, futures, submit_ahead, ingester, run_id, base, counts, run_started)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    conn.execute(
+        """UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s,
+               updated = %s, replaced = %s, skipped = %s WHERE id = %s""",
+        (
+            counts["added"],
+            counts["duplicate"],
+            counts["failed"],
+            counts["updated"],
+            counts["replaced"],
+            counts["skipped"],
+            run_id,
+        ),
+    )
+    conn.commit()
+    more = ", ".join(f"{counts[s]} {s}" for s in ("updated", "replaced", "skipped") if counts[s])
+    total = time.monotonic() - run_started
+    echo(
+        f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed"
+        + (f"; {more}" if more else "")
+        + f" ({total:.1f}s)"
+    )
+    return {"run_id": run_id, **counts}
+
+
+def _eta(done: int, total: int, elapsed: float) -> str:
+    """'0.42 docs/s, ETA 0:12' after `done` of `total` documents in `elapsed` seconds."""
+    if done <= 0 or elapsed <= 0:
+        return ""
+    rate = done / elapsed
+    left = int(round((total - done) / rate))
+    return f"{rate:.2f} docs/s, ETA {left // 60}:{left % 60:02d}"
+
+
+def _ingest_plan(conn, plan, futures, submit_ahead, ingester, run_id, base, counts, run_started) -> None:
+    for i, (line_no, entry, path, sig, same) in enumerate(plan, 1):
+        submit_ahead(i - 1)
+        started = time.monotonic()
+        ident = getattr(entry, "id", None)
         if isinstance(entry, ManifestError):
             outcome = Outcome("failed", str(entry))
-        elif skip_unchanged and sig and (same := unchanged_since_stored(conn, entry, path, sig)) is not None:
+        elif same is not None:
             outcome = Outcome("skipped", "unchanged since it was stored (size, mtime, SHA-256)", same)
         else:
             try:
-                outcome = ingester.ingest_entry(entry, run_id, base)
+                parsed = futures.pop(i - 1).result() if (i - 1) in futures else None
+                outcome = ingester.ingest_entry(entry, run_id, base, parsed)
             except (psycopg.OperationalError, psycopg.InterfaceError, EmbeddingError):
                 raise  # the server or the model is gone: nothing later could succeed either
             except Exception as exc:  # one bad document is a report row, never a crashed corpus
@@ -381,27 +453,8 @@ def ingest_entries(
             if outcome.status in ("added", "replaced")
             else (outcome.reason or "")
         )
+        eta = _eta(i, len(plan), time.monotonic() - run_started)
         echo(
-            f"[{i}/{len(entries)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
-            f"({_report_text(detail)}, {seconds:.1f}s)"
+            f"[{i}/{len(plan)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
+            f"({_report_text(detail)}, {seconds:.1f}s)" + (f"  [{eta}]" if eta and len(plan) > 1 else "")
         )
-    conn.execute(
-        """UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s,
-               updated = %s, replaced = %s, skipped = %s WHERE id = %s""",
-        (
-            counts["added"],
-            counts["duplicate"],
-            counts["failed"],
-            counts["updated"],
-            counts["replaced"],
-            counts["skipped"],
-            run_id,
-        ),
-    )
-    conn.commit()
-    more = ", ".join(f"{counts[s]} {s}" for s in ("updated", "replaced", "skipped") if counts[s])
-    echo(
-        f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed"
-        + (f"; {more}" if more else "")
-    )
-    return {"run_id": run_id, **counts}
