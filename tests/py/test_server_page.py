@@ -148,6 +148,11 @@ def test_page_asks_shows_cited_answer_and_opens_a_citation(browser, server, serv
     assert links and all(want[text] == cid for text, cid in links)
     rows = browser.eval("[...document.querySelectorAll('#evidence tbody tr')].map(r => +r.dataset.chunkId)")
     assert rows == [r["chunk_id"] for r in api["retrieval"]]
+    # every evidence row names its paper, then the section (issue 25)
+    shown_rows = browser.eval(
+        "[...document.querySelectorAll('#evidence tbody tr td:nth-child(2)')].map(t => t.textContent)"
+    )
+    assert [t.split(" > ")[0] for t in shown_rows] == [r["title"] for r in api["retrieval"]]
     layers = browser.eval("document.querySelector('#evidence tbody tr td:nth-child(4)').textContent")
     assert re.search(r"(keyword|vector) #\d+", layers)
     assert "retrieve" in browser.eval("document.getElementById('trace').textContent")

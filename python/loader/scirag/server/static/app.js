@@ -129,7 +129,9 @@ function renderAnswer(a) {
     tr.dataset.chunkId = String(r.chunk_id);
     tr.append(el("td", r.rank));
     const td = el("td");
-    const link = el("a", r.section_path || r.title, "cite");
+    // the paper's title on every row, then the section within it (issue 25)
+    const crumb = (r.citation && r.citation.section_path) || "";
+    const link = el("a", r.title + (crumb ? " > " + crumb : ""), "cite");
     link.href = "#chunk-" + r.chunk_id;
     link.addEventListener("click", (ev) => { ev.preventDefault(); openChunk(r.chunk_id); });
     td.append(link);
