@@ -123,3 +123,15 @@ def test_author_lines_are_told_from_title_lines():
     assert _author_block("June 24, 2022") and _author_block("{trid}@cs.stanford.edu")
     for title in ("Exact Attention with IO-Awareness", "Learning to Bale Straw with", "Attention Is All You Need"):
         assert not _author_block(title)
+
+
+def test_text_units_keep_the_numbers_whole(tmp_path):
+    """The sentences answers quote and checks read (scirag_helpers.text) hold the whole numbers."""
+    from scirag_helpers.text import sentences, units
+
+    doc = parse_file(paper(tmp_path))
+    chunks = chunk_document(doc, "Seeing Through Small Capitals")
+    body = next(c.body for c in chunks if c.kind != "section" and "BLEU" in c.content)
+    said = [s for s in sentences(body) if "BLEU" in s]
+    assert said == ["The big model reaches 28.4 BLEU with dropout 0.1 and a rate of 10-9 per step."], said
+    assert any("28.4" in body[u.start : u.end] for u in units(body))
