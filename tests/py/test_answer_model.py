@@ -158,4 +158,4 @@ def test_ask_prints_a_failed_supports_check_and_the_withheld_answer():
     llm = client("compress_mixed")  # its answer cites [3], a source dropped from the prompt
     partly = run(llm, {"compress": {"enabled": True, "relevance_floor": 0.2}}, compress_llm=llm)
     assert partly["checks"]["unsupported"] == [3] and "withheld" not in partly
-    assert "supports FAILED for sentence(s) 3" in format_answer(Q, partly)
+    assert "claim sentence(s) NOT found in one sentence of a source they cite: 3" in format_answer(Q, partly)
