@@ -7,7 +7,7 @@ errors) and nothing running past statement_timeout.
 Item 1 (EXPLAIN (ANALYZE), planner estimates, pg_stats, plain SELECT) is closed by the
 wall (policies/reader_wall): readers hold no privilege on evidence tables and read them
 only through SECURITY DEFINER functions owned by scirag_api, under row-level security
-keyed on the caller (README, "Threat model and residual limits").
+keyed on the caller (docs/threat-model.md, "Threat model and residual limits").
 """
 
 from __future__ import annotations
