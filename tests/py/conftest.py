@@ -160,4 +160,5 @@ def restore_corpus(dsn, demo_corpus):
         before = conn.execute("SELECT coalesce(max(id), 0) FROM scirag.documents").fetchone()[0]
     yield
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("DELETE FROM scirag.documents WHERE id > %s", (before,))
+        # every layer, entities only they mentioned included (scirag.document_delete, issue 25)
+        conn.execute("SELECT scirag.document_delete(external_id) FROM scirag.documents WHERE id > %s", (before,))

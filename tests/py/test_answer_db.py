@@ -83,8 +83,13 @@ def test_scirag_ask_prints_the_answer_with_numbered_sources(dsn, demo_corpus):
     out = proc.stdout
     assert out.startswith(f"Q: {SAMPLE}") and "[1]" in out
     assert "Sources (* = cited):" in out and "*[1] " in out
-    assert "checks: citations ok" in out and out.rstrip().splitlines()[-1].startswith("trace: ")
-    assert "supports ok (" in out, "the supports check is reported next to citations and numbers"
+    # the footer says what was checked, not "ok" as a verdict (issue 25)
+    assert "checked (not a verdict on correctness): every [n] names a source listed above" in out
+    assert out.rstrip().splitlines()[-1].startswith("trace: ")
+    assert " ok" not in out.split("checked (", 1)[1].splitlines()[0]
+    assert "claim(s) has its key terms in one sentence or row of a source it cites" in out, (
+        "the supports check is reported next to citations and numbers"
+    )
     assert "retrieving and answering" in proc.stderr
 
 

@@ -151,11 +151,14 @@ def test_ask_prints_a_failed_supports_check_and_the_withheld_answer():
 
     result = run(client("answer_planted_violations"))
     text = format_answer(Q, result)
-    assert "supports ok" in text and "withheld (no sentence passed the supports check): Harlan County" in text
+    assert (
+        "claim(s) has its key terms in one sentence" in text
+        and "withheld (no sentence passed the supports check): Harlan County" in text
+    )
     llm = client("compress_mixed")  # its answer cites [3], a source dropped from the prompt
     partly = run(llm, {"compress": {"enabled": True, "relevance_floor": 0.2}}, compress_llm=llm)
     assert partly["checks"]["unsupported"] == [3] and "withheld" not in partly
-    assert "supports FAILED for sentence(s) 3" in format_answer(Q, partly)
+    assert "claim sentence(s) NOT found in one sentence of a source they cite: 3" in format_answer(Q, partly)
 
 
 def test_the_model_is_asked_for_the_answer_form_and_its_lead_is_read_back():

@@ -1,4 +1,4 @@
-"""README "The loader CLI" against the CLI: the command list is generated
+"""docs/cli.md ("The loader CLI") against the CLI: the command list is generated
 (scripts/gen_cli_docs.py) and must be current, every command is listed, and the
 hand-written examples use options the commands have."""
 
@@ -17,7 +17,7 @@ spec = importlib.util.spec_from_file_location("gen_cli_docs", ROOT / "scripts" /
 gen = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gen)
 
-README = ROOT / "README.md"
+README = ROOT / "docs" / "cli.md"  # moved out of README.md (issue 25)
 
 
 def section(text: str, title: str) -> str:

@@ -150,7 +150,8 @@ def test_path_and_text_exactly_one(obj):
     assert obj["id"] in msg
 
 
-@pytest.mark.parametrize("lic", ["cc-by", "Public", "PUBLIC", "open", "secret"])
+# "cc-by", "Public" and "PUBLIC" are accepted since issue 25 (any case; common names map)
+@pytest.mark.parametrize("lic", ["cc-by-nd", "GPL-3.0", "open", "secret"])
 def test_bad_license_class_names_line_field_and_value(lic):
     msg = error({"id": "doc", "text": "x", "license": lic}, line_no=21)
     assert "line 21" in msg

@@ -1,12 +1,12 @@
 """The fusion weights live in one place, the retrieval profile rows (issue 16): the
-README quotes them, and this test holds that quote to a freshly deployed database."""
+docs/retrieval.md quotes them, and this test holds that quote to a freshly deployed database."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "retrieval.md"
 LAYERS = ["vector", "keyword", "graph", "community", "hyde"]
 
 

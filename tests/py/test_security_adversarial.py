@@ -7,7 +7,7 @@ errors) and nothing running past statement_timeout.
 Item 1 (EXPLAIN (ANALYZE), planner estimates, pg_stats, plain SELECT) is closed by the
 wall (policies/reader_wall): readers hold no privilege on evidence tables and read them
 only through SECURITY DEFINER functions owned by scirag_api, under row-level security
-keyed on the caller (README, "Threat model and residual limits").
+keyed on the caller (docs/threat-model.md, "Threat model and residual limits").
 """
 
 from __future__ import annotations
@@ -478,7 +478,13 @@ def test_bad_bytes_become_report_rows_and_the_run_finishes(tmp_path, loader_conn
     manifest = folder / "manifest.jsonl"
     manifest.write_bytes(data)
     counts = _ingest(loader_conn, embedder, manifest)
-    assert counts == {"run_id": counts["run_id"], "added": 1, "duplicate": 0, "failed": 6}
+    assert counts == {
+        "run_id": counts["run_id"],
+        "added": 1,
+        "duplicate": 0,
+        "failed": 6,
+        **{k: 0 for k in ("updated", "replaced", "skipped")},  # the outcomes of issue 25
+    }
     rows = _reports(admin_conn, counts["run_id"])
     assert [r[2] for r in rows] == ["failed"] * 6 + ["added"]
     ids = [r[1] for r in rows]

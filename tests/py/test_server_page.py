@@ -148,6 +148,11 @@ def test_page_asks_shows_cited_answer_and_opens_a_citation(browser, server, serv
     assert links and all(want[text] == cid for text, cid in links)
     rows = browser.eval("[...document.querySelectorAll('#evidence tbody tr')].map(r => +r.dataset.chunkId)")
     assert rows == [r["chunk_id"] for r in api["retrieval"]]
+    # every evidence row names its paper, then the section (issue 25)
+    shown_rows = browser.eval(
+        "[...document.querySelectorAll('#evidence tbody tr td:nth-child(2)')].map(t => t.textContent)"
+    )
+    assert [t.split(" > ")[0] for t in shown_rows] == [r["title"] for r in api["retrieval"]]
     layers = browser.eval("document.querySelector('#evidence tbody tr td:nth-child(4)').textContent")
     assert re.search(r"(keyword|vector) #\d+", layers)
     assert "retrieve" in browser.eval("document.getElementById('trace').textContent")
@@ -174,3 +179,21 @@ def test_page_shows_the_same_evidence_as_psql_for_a_restricted_question(browser,
     browser.eval(f"openChunk({hidden})")
     browser.wait("document.getElementById('chunk-view').className === 'error'")
     assert "not_found" in browser.eval("document.getElementById('chunk-view').textContent")
+
+
+def test_page_lists_the_documents_in_scope_with_counts(browser, server, server_keys):
+    """The documents view (issue 25): the documents a key's scope shows, and their counts
+    per license and per source, as GET /v1/documents gives them."""
+    key = server_keys["reader"]
+    browser.goto(server.url + "/")
+    browser.eval(f"""(() => {{ const k = document.getElementById('apikey'); k.value = {json.dumps(key)};
+                      k.dispatchEvent(new Event('change')); }})()""")
+    browser.wait("document.getElementById('doc-counts').textContent.includes('by license')")
+    api = http(server.url + "/v1/documents?limit=1000", headers=bearer(key)).json()
+    rows = browser.eval("[...document.querySelectorAll('#documents tbody tr')].map(r => +r.dataset.documentId)")
+    assert rows == [d["document_id"] for d in api["documents"]] and rows
+    counts = browser.eval("document.getElementById('doc-counts').textContent")
+    assert counts.startswith(f"{len(rows)} document(s); by license: ")
+    for lic in {d["license"] for d in api["documents"]}:
+        assert f"{lic} {sum(d['license'] == lic for d in api['documents'])}" in counts
+    assert "restricted" not in counts  # the reader's scope: nothing above its ceiling

@@ -72,24 +72,8 @@ def format_answer(question: str, result: dict, width: int = 100) -> str:
             lines.extend(textwrap.wrap(f"{mark}[{s['n']}] {cite}{shown}", width, subsequent_indent="     "))
     else:
         lines.append("Sources: none in your scope")
-    chk = result.get("checks") or {}
-    verdict = [
-        "citations ok" if chk.get("citations_ok") else f"citations BAD (invalid: {chk.get('invalid_citations')})",
-        (
-            f"numbers ok ({chk.get('numbers', 0)} in answer, all in cited sources)"
-            if chk.get("numbers_ok")
-            else f"numbers NOT in cited sources: {', '.join(chk.get('ungrounded_numbers') or [])}"
-        ),
-        (
-            f"supports ok ({chk.get('claims', 0)} claim(s), each held by its cited source)"
-            if chk.get("supports_ok")
-            else "supports FAILED for sentence(s) " + ", ".join(str(x) for x in chk.get("unsupported") or [])
-        ),
-    ]
-    if result.get("abstained"):
-        verdict.append("abstained")
     lines.append("")
-    lines.append(f"checks: {'; '.join(verdict)}")
+    lines.append(checks_line(result))
     if result.get("withheld"):
         lines.append(
             "withheld (no sentence passed the supports check): "
@@ -121,3 +105,27 @@ def format_answer(question: str, result: dict, width: int = 100) -> str:
         + (f" (retrieve: {' '.join(rstages)})" if rstages else "")
     )
     return "\n".join(lines)
+
+
+def checks_line(result: dict) -> str:
+    """The mechanical checks as what each one verified, never as a verdict: an answer
+    can pass all three and still be wrong (it may not answer the question asked)."""
+    chk = result.get("checks") or {}
+    n_numbers, n_claims = chk.get("numbers", 0), chk.get("claims", 0)
+    said = [
+        "every [n] names a source listed above"
+        if chk.get("citations_ok")
+        else f"citations that name no listed source: {chk.get('invalid_citations')}",
+        (f"the cited text contains the answer's {n_numbers} number(s)" if n_numbers else "the answer states no number")
+        if chk.get("numbers_ok")
+        else f"numbers NOT in the cited text: {', '.join(chk.get('ungrounded_numbers') or [])}",
+        (
+            f"each of {n_claims} claim(s) has its key terms in one sentence or row of a source it cites"
+            if chk.get("supports_ok")
+            else "claim sentence(s) NOT found in one sentence of a source they cite: "
+            + ", ".join(str(x) for x in chk.get("unsupported") or [])
+        ),
+    ]
+    if result.get("abstained"):
+        said.append("the answer abstains")
+    return "checked (not a verdict on correctness): " + "; ".join(said)

@@ -15,7 +15,7 @@ from typing import Callable
 
 import typer
 
-from scirag import cli_answer, cli_campaign, cli_db, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
+from scirag import cli_answer, cli_campaign, cli_db, cli_docs, cli_eval, cli_graph, cli_ingest, cli_maint, cli_preset
 from scirag.server import cli as cli_server
 
 # Top-level commands, in the order `scirag --help` lists them.
@@ -40,6 +40,17 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
         "Create and deploy scirag databases.",
         [
             ("init", cli_db.db_init),
+        ],
+    ),
+    (
+        "docs",
+        "The documents of the library: list, show, delete, re-parse, correct metadata.",
+        [
+            ("list", cli_docs.docs_list),
+            ("show", cli_docs.docs_show),
+            ("rm", cli_docs.docs_rm),
+            ("reparse", cli_docs.docs_reparse),
+            ("set", cli_docs.docs_set),
         ],
     ),
     (
@@ -102,15 +113,18 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
 
 def build_app() -> typer.Typer:
     """The `scirag` typer application built from COMMANDS and GROUPS."""
+    # rich_markup_mode=None: plain help that wraps at any width; rich's panels cut option
+    # names and help words with "…" at 80 columns (issue 25)
     root = typer.Typer(
         no_args_is_help=True,
         add_completion=False,
+        rich_markup_mode=None,
         help="scirag: retrieval-augmented QA over scientific documents, inside PostgreSQL.",
     )
     for name, function in COMMANDS:
         root.command(name)(function)
     for group_name, group_help, commands in GROUPS:
-        group = typer.Typer(no_args_is_help=True, help=group_help)
+        group = typer.Typer(no_args_is_help=True, help=group_help, rich_markup_mode=None)
         for name, function in commands:
             group.command(name)(function)
         root.add_typer(group, name=group_name)
@@ -119,5 +133,23 @@ def build_app() -> typer.Typer:
 
 app = build_app()
 
+
+def main() -> None:
+    """The `scirag` entry point: the typer app, with the errors users meet shown as one
+    line with the fix (exit status 1) instead of a traceback."""
+    import sys
+
+    from scirag.errors import error_line
+
+    try:
+        app()
+    except Exception as exc:
+        line = error_line(exc)
+        if line is None:
+            raise
+        print(line, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -9,7 +10,7 @@ import typer
 
 from scirag import db, routing
 from scirag.cli_options import DsnOption
-from scirag.discover import DiscoverError, discover, write_manifest
+from scirag.discover import DiscoverError, discover, skipped_summary, write_manifest
 from scirag.hints import unknown_license_warning
 
 
@@ -19,7 +20,8 @@ def ingest(
         None,
         "--license",
         help="license of files no manifest line names: public, open_commercial, "
-        "open_noncommercial, restricted or unknown (default unknown: readers never see it)",
+        "open_noncommercial, restricted or unknown, in any case, or a common name (CC0, CC-BY, CC-BY-SA, "
+        "CC-BY-NC, CC-BY-NC-SA); default unknown: readers never see it",
     ),
     source: Optional[str] = typer.Option(None, "--source", help="source of files no manifest line names"),
     glob: Optional[List[str]] = typer.Option(
@@ -41,32 +43,56 @@ def ingest(
     parse_memory_mb: Optional[int] = typer.Option(
         None, "--parse-memory-mb", help="memory budget of the parse worker (default SCIRAG_PARSE_MEMORY_MB or 2048)"
     ),
+    jobs: int = typer.Option(
+        0, "--jobs", "-j", min=0, max=64, help="parse workers (processes); 0 = one per CPU core, 1 = no workers"
+    ),
+    skip_unchanged: bool = typer.Option(
+        True,
+        "--skip-unchanged/--reparse-all",
+        help="skip files stored before and unchanged since (same path, size, mtime, SHA-256)",
+    ),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="a line whose id is stored with other content (a new version) replaces it, keeping its document id",
+    ),
 ):
     """Parse, chunk, embed and store documents: the lines of manifests, and files and folders
     (recursively). A manifest line states its document's rights; --license/--source apply to the
     files no manifest line names. Title, authors, year, DOI and arXiv id a manifest leaves out are
-    read from the file and marked as inferred."""
+    read from the file and marked as inferred. A line with the same content and id as a stored
+    document corrects its stated metadata. Exit status: 0 when no line failed, 1 when any line
+    failed (the others are stored all the same), 2 for a usage error."""
     from scirag.ingest import Ingester, ingest_entries
     from scirag.parse_guard import GuardedParser, ParseBudget
 
+    from scirag.licenses import normalise_license
+
     try:
         budget = ParseBudget.from_env(parse_seconds, parse_memory_mb)
+        if license is not None:
+            license, hint = normalise_license(license, "--license")
+            if hint:
+                db.echo(hint)
     except ValueError as exc:
         db.echo(f"error: {exc}")
         raise typer.Exit(2) from None
-    # one parse worker for the whole run: discovery reads metadata through it too
+    # one guarded parse worker for discovery and for the runs without --jobs workers
     parser = GuardedParser(budget)
     try:
         found = discover(paths, glob, license, source, allow_outside, reader=parser)
-    except DiscoverError as exc:
+    except (DiscoverError, ValueError) as exc:
         db.echo(f"error: {exc}")
         raise typer.Exit(2) from None
-    if found.skipped:
-        db.echo(f"{len(found.skipped)} file(s) in the folders did not match --glob")
+    for line in skipped_summary(found.skipped):
+        db.echo(line)
     if manifest_out:
         outside = write_manifest(found, manifest_out)
+        failed = [(n, item) for n, item in found.items if not hasattr(item, "path")]
+        for n, item in failed:
+            db.echo(f"left out of {manifest_out}: line {n} failed: {item}")
         db.echo(
-            f"wrote {manifest_out} ({len(found.items)} line(s))"
+            f"wrote {manifest_out} ({len(found.items) - len(failed)} line(s))"
             + (f"; {len(outside)} path(s) lie outside its folder: repeat with --allow-outside" if outside else "")
         )
     if dry_run:
@@ -75,12 +101,17 @@ def ingest(
         return
     label = " ".join(str(p) for p in paths)
     with routing.connect_writer(dsn, role=db.LOADER_ROLE) as conn:  # a standby is refused in one line
-        ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens, parser=parser)
+        ingester = Ingester(
+            conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens, parser=parser, replace=replace
+        )
+        workers = jobs or os.cpu_count() or 1
         try:
-            counts = ingest_entries(conn, found.items, label, ingester)
+            counts = ingest_entries(
+                conn, found.items, label, ingester, skip_unchanged=skip_unchanged, jobs=min(workers, len(found.items))
+            )
         finally:
             ingester.close()
-        if counts["added"] + counts["duplicate"]:
+        if counts["added"] + counts["duplicate"] + counts["replaced"] + counts["updated"]:
             # fresh BM25 postings (new chunks, or chunks re-filed under a new license) into
             # blocks, and planner statistics for what the run wrote
             db.finish_load(conn)
@@ -93,4 +124,7 @@ def ingest(
     warning = unknown_license_warning(unknown)
     if warning:
         db.echo(warning)
-    raise typer.Exit(0 if counts["added"] + counts["duplicate"] > 0 or counts["failed"] == 0 else 1)
+    # the rule (docs/library.md): any failed line makes the exit status 1
+    if counts["failed"]:
+        db.echo(f"{counts['failed']} line(s) failed: see the lines marked 'failed' above")
+    raise typer.Exit(1 if counts["failed"] else 0)

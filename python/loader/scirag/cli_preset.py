@@ -20,6 +20,11 @@ from scirag.cli_options import DsnOption
 
 
 def _fail(exc: Exception) -> None:
+    if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:  # the database is down
+        from scirag.errors import error_line
+
+        typer.echo(error_line(exc), err=True)
+        raise typer.Exit(1)
     msg = getattr(getattr(exc, "diag", None), "message_primary", None) or str(exc)
     hint = getattr(getattr(exc, "diag", None), "message_hint", None)
     typer.echo(f"error: {msg}" + (f"\nhint: {hint}" if hint else ""), err=True)

@@ -76,12 +76,17 @@ def discover(
     if not paths:
         raise DiscoverError("give at least one manifest (.jsonl), document file or folder")
     manifests, files = [], []  # files: (path, root the id is relative to, given explicitly)
+    unsupported: list = []  # (path, why): files in folders that are no document type scirag reads
     for p in paths:
         p = Path(p)
         if not p.exists():
             raise DiscoverError(f"{p}: does not exist (no such file or folder)")
         if p.is_dir():
-            files.extend((f, p, False) for f in _walk(p))
+            for f, supported in _walk(p):
+                if supported:
+                    files.append((f, p, False))
+                else:
+                    unsupported.append((f, "unsupported type"))
         elif p.suffix.lower() in MANIFEST_SUFFIXES:
             manifests.append(p)
         elif p.suffix.lower() in DOCUMENT_SUFFIXES:
@@ -89,7 +94,7 @@ def discover(
         else:
             raise DiscoverError(f"{p}: not a manifest (.jsonl) or a document ({', '.join(sorted(DOCUMENT_SUFFIXES))})")
 
-    found = Discovery(manifests=manifests)
+    found = Discovery(manifests=manifests, skipped=unsupported)
     stated_by_manifest: set[Path] = set()
     for manifest in manifests:
         for _, item in read_manifest(manifest, allow_outside=allow_outside):
@@ -156,14 +161,40 @@ def discover(
 
 
 def _walk(root: Path):
-    """Document files under root, sorted; hidden files and folders are left out and
-    symbolic links to folders are not followed (a loop or an escape)."""
+    """(file, supported) for the files under root, sorted: supported when its suffix is
+    a document type. Hidden files and folders are left out and symbolic links to
+    folders are not followed (a loop or an escape)."""
     for folder, dirs, names in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
-            if name.startswith(".") or Path(name).suffix.lower() not in DOCUMENT_SUFFIXES:
+            if name.startswith("."):
                 continue
-            yield Path(folder) / name
+            yield Path(folder) / name, Path(name).suffix.lower() in DOCUMENT_SUFFIXES
+
+
+def skipped_summary(skipped: list) -> list[str]:
+    """What a folder walk left out, one line per reason, e.g. "skipped 3 files of
+    unsupported types: .docx, .png, .json"."""
+    lines = []
+    globbed = [p for p, why in skipped if why == "does not match --glob"]
+    if globbed:
+        lines.append(f"skipped {len(globbed)} file(s) that do not match --glob")
+    other = [Path(p) for p, why in skipped if why == "unsupported type"]
+    manifests = [p for p in other if p.suffix.lower() in MANIFEST_SUFFIXES]
+    types = sorted({p.suffix.lower() or "(no suffix)" for p in other if p not in manifests})
+    if types:
+        n = len(other) - len(manifests)
+        lines.append(
+            f"skipped {n} file{'s' if n != 1 else ''} of unsupported type{'s' if len(types) != 1 else ''}: "
+            + ", ".join(types)
+            + f" (scirag reads {', '.join(sorted(DOCUMENT_SUFFIXES))})"
+        )
+    if manifests:
+        lines.append(
+            f"skipped {len(manifests)} manifest(s) inside folders (name a manifest on the command line to read it): "
+            + ", ".join(p.name for p in manifests[:5])
+        )
+    return lines
 
 
 def _unique_ids(items: list) -> None:
@@ -234,20 +265,17 @@ def fill_from_file(entry: Entry, reader=None) -> Entry:
 
 
 def manifest_lines(found: Discovery, out: Path) -> list[str]:
-    """The inferred manifest as JSONL lines (and // comments), paths relative to out's folder.
+    """The inferred manifest as pure JSONL (one JSON object a line, nothing else), paths
+    relative to out's folder. A line that failed (an unreadable file name, an id taken
+    twice) is left out: the command reports it.
 
     Stated fields are top-level keys; what was read from each file is under "inferred"
     for review only: it is read again on every run, and a value copied to a top-level
     key becomes stated (a correction)."""
-    lines = [
-        "// scirag ingest: the manifest this run inferred. Top-level keys are stated (license, source: "
-        'the document\'s rights); "inferred" shows what was read from the file and is read again '
-        "on every run: copy a corrected value to a top-level key to state it."
-    ]
+    lines = []
     folder = out.resolve().parent
-    for line_no, item in found.items:
+    for _line_no, item in found.items:
         if isinstance(item, ManifestError):
-            lines.append(f"// line {line_no} failed: {item}")
             continue
         obj: dict = {"id": item.id}
         if item.path is not None:
@@ -272,9 +300,5 @@ def write_manifest(found: Discovery, out: Path) -> list[str]:
     (outside out's folder: a re-run needs --allow-outside)."""
     lines = manifest_lines(found, out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return [
-        json.loads(x)["path"]
-        for x in lines
-        if not x.startswith("//") and Path(json.loads(x).get("path", "")).is_absolute()
-    ]
+    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return [json.loads(x)["path"] for x in lines if Path(json.loads(x).get("path", "")).is_absolute()]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from scirag.chunk import chunk_document, content_hash
 from scirag.db import echo
@@ -39,12 +41,43 @@ CHUNK_COLUMNS = (
 )
 
 
+# the citation fields a later manifest line with the same content and id may correct
+CORRECTABLE = ("title", "authors", "year", "doi", "journal", "arxiv_id")
+STATUSES = ("added", "duplicate", "updated", "replaced", "skipped", "failed")
+
+
 @dataclass
 class Outcome:
-    status: str  # added | duplicate | failed
+    status: str  # one of STATUSES (schema/ingest_outcomes)
     reason: str | None = None
     document_id: int | None = None
     chunks: int = 0
+
+
+_WORKER_PARSER: GuardedParser | None = None  # a --jobs worker process's own guarded parser
+
+
+def parse_and_chunk(
+    entry: Entry,
+    target_tokens: int = 800,
+    overlap_tokens: int = 150,
+    parser: GuardedParser | None = None,
+    budget: ParseBudget | None = None,
+):
+    """(parsed document, chunks) of one entry: the CPU-bound part of ingestion, run in
+    parse workers (`scirag ingest --jobs`) while the main process embeds and stores.
+    Every parse goes through a GuardedParser (a time and memory budget per document):
+    the caller's, or in a --jobs worker process one of its own with ``budget``."""
+    global _WORKER_PARSER
+    if parser is None:
+        if _WORKER_PARSER is None:
+            _WORKER_PARSER = GuardedParser(budget)
+        parser = _WORKER_PARSER
+    if entry.path is not None:
+        doc = parser.parse_file(entry.path)
+    else:
+        doc = parser.parse_text(entry.text, fmt=entry.fmt, name=entry.id)
+    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens)
 
 
 class Ingester:
@@ -56,12 +89,16 @@ class Ingester:
         overlap_tokens: int = 150,
         budget: ParseBudget | None = None,
         parser: GuardedParser | None = None,
+        replace: bool = False,
     ):
+        """replace: a line whose id is stored with other content replaces that document's
+        content in place (same document id), instead of failing."""
         self.conn = conn
         self.embedder = embedder or Embedder(threads=2, expected_dim=self._column_dim())
         self.target_tokens, self.overlap_tokens = target_tokens, overlap_tokens
         # every document is parsed in a worker process within a time and memory budget
         self.parser = parser or GuardedParser(budget)
+        self.replace = replace
 
     def close(self) -> None:
         """Ends the parse worker (it also ends by itself when this process exits)."""
@@ -70,12 +107,9 @@ class Ingester:
     def _column_dim(self) -> int:
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
-    def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None) -> Outcome:
-        if entry.path is not None:
-            doc = self.parser.parse_file(entry.path)
-        else:
-            doc = self.parser.parse_text(entry.text, fmt=entry.fmt, name=entry.id)
-        chunks = chunk_document(doc, entry.title, self.target_tokens, self.overlap_tokens)
+    def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None, parsed=None) -> Outcome:
+        """parsed: (document, chunks) already made by a parse worker (parse_and_chunk)."""
+        doc, chunks = parsed or parse_and_chunk(entry, self.target_tokens, self.overlap_tokens, self.parser)
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")
         digest = content_hash(chunks)
@@ -83,14 +117,21 @@ class Ingester:
             "SELECT id, external_id, license::text FROM scirag.documents WHERE content_hash = %s", (digest,)
         ).fetchone()
         self.conn.commit()
+        if dup and dup[1] == entry.id:
+            return self._same(entry, *dup)
         if dup:
             return self._duplicate(entry, *dup)
-        taken = self.conn.execute("SELECT 1 FROM scirag.documents WHERE external_id = %s", (entry.id,)).fetchone()
+        taken = self.conn.execute("SELECT id FROM scirag.documents WHERE external_id = %s", (entry.id,)).fetchone()
         self.conn.commit()
+        if taken and not self.replace:
+            return Outcome(
+                "failed",
+                f"id '{entry.id}' is already used by a document with different content "
+                "(a new version? pass --replace to replace it, keeping its document id)",
+            )
+        vectors = self._embed(chunks)
         if taken:
-            return Outcome("failed", f"id '{entry.id}' is already used by a document with different content")
-        leaves = [c for c in chunks if c.kind != "section"]
-        vectors = dict(zip((c.ordinal for c in leaves), self.embedder.embed([c.content for c in leaves])))
+            return self._replace(taken[0], entry, doc, chunks, vectors, digest, run_id, base)
         try:
             with self.conn.transaction():
                 doc_id = self.conn.execute(
@@ -122,6 +163,71 @@ class Ingester:
             return Outcome("duplicate", "stored concurrently by another run")
         # A damaged file whose readable pages were stored says so in the report row.
         return Outcome("added", f"partial: {doc.partial}" if doc.partial else None, doc_id, len(chunks))
+
+    def _embed(self, chunks) -> dict:
+        leaves = [c for c in chunks if c.kind != "section"]
+        return dict(zip((c.ordinal for c in leaves), self.embedder.embed([c.content for c in leaves])))
+
+    def _same(self, entry: Entry, doc_id: int, external_id: str, stored: str) -> Outcome:
+        """The same content under the same id: the line's stated citation fields that
+        differ from the stored ones correct them (scirag.document_set, which also stops
+        marking them inferred); otherwise it is a duplicate as any other."""
+        row = self.conn.execute(
+            "SELECT title, authors, year, doi, journal, arxiv_id FROM scirag.documents WHERE id = %s", (doc_id,)
+        ).fetchone()
+        current = dict(zip(CORRECTABLE, row))
+        changes = {f: getattr(entry, f) for f in CORRECTABLE if f in entry.stated and getattr(entry, f) != current[f]}
+        if not changes:
+            self.conn.commit()
+            return self._duplicate(entry, doc_id, external_id, stored)
+        with self.conn.transaction():
+            self.conn.execute("SELECT scirag.document_set(%s, %s)", (external_id, Jsonb(changes)))
+        outcome = self._duplicate(entry, doc_id, external_id, stored)  # a stated license, as for any duplicate
+        extra = outcome.reason.split("; ", 1)[1] if "; " in (outcome.reason or "") else None
+        return Outcome("updated", "metadata corrected: " + ", ".join(changes) + (f"; {extra}" if extra else ""), doc_id)
+
+    def _replace(self, doc_id: int, entry: Entry, doc, chunks, vectors, digest: str, run_id: int, base) -> Outcome:
+        """New content for a stored document, keeping its id (and so everything keyed on
+        it outside the evidence: eval questions, presets, citations of it): its old
+        chunks and all that was derived from them go (scirag.document_clear) and the new
+        ones are stored, in one transaction. The line's metadata replaces the stored
+        metadata; its license only when the line states one."""
+        with self.conn.transaction():
+            old = self.conn.execute("SELECT scirag.document_clear(%s)", (doc_id,)).fetchone()[0]
+            license_, source = self.conn.execute(
+                """UPDATE scirag.documents SET title = %s, authors = %s, year = %s, journal = %s, doi = %s,
+                       arxiv_id = %s, content_hash = %s, source_path = coalesce(%s, source_path),
+                       parser = %s, pages = %s,
+                       ingest_run_id = %s, metadata_inferred = %s,
+                       license = CASE WHEN %s THEN %s::scirag.license_class ELSE license END,
+                       source = CASE WHEN %s THEN %s ELSE source END
+                   WHERE id = %s RETURNING license::text, source""",
+                (
+                    entry.title,
+                    entry.authors,
+                    entry.year,
+                    entry.journal,
+                    entry.doi,
+                    entry.arxiv_id,
+                    digest,
+                    # a re-parse (no folder to show it relative to) keeps the stored one
+                    shown_path(entry.path, entry.base or base) if (entry.base or base) else None,
+                    doc.parser,
+                    doc.pages,
+                    run_id,
+                    entry.inferred,
+                    "license" in entry.stated,
+                    entry.license,
+                    "source" in entry.stated,
+                    entry.source,
+                    doc_id,
+                ),
+            ).fetchone()
+            stored = replace(entry, license=license_, source=source)
+            self._insert_chunks(doc_id, stored, chunks, vectors)
+        return Outcome(
+            "replaced", f"document {doc_id} kept its id; {old['chunks']} old chunk(s) removed", doc_id, len(chunks)
+        )
 
     def _duplicate(self, entry: Entry, doc_id: int, external_id: str, stored: str) -> Outcome:
         """Same content is stored once. A license stated now (manifest line or --license)
@@ -207,28 +313,146 @@ def ingest_manifest(
     return ingest_entries(conn, entries, str(manifest), ingester, manifest.parent)
 
 
+def file_signature(path: Path | None) -> tuple[int, float, str] | None:
+    """(size, mtime, SHA-256) of a file, or None for manifest text or an unreadable file."""
+    if path is None:
+        return None
+    try:
+        st = Path(path).stat()
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime, digest.hexdigest()
+
+
+def unchanged_since_stored(conn: psycopg.Connection, entry: Entry, path: str, sig: tuple) -> int | None:
+    """The id of the document a past run stored from this very file (same path, id,
+    size, mtime and SHA-256), when the document is still there and the line states
+    nothing that differs from it (a corrected title must not be skipped); else None."""
+    row = conn.execute(
+        """SELECT d.id, d.title, d.authors, d.year, d.doi, d.journal, d.arxiv_id, d.license::text, d.source
+           FROM scirag.ingest_reports r JOIN scirag.documents d ON d.id = r.document_id
+           WHERE r.path = %s AND r.external_id = %s AND r.file_size = %s AND r.file_mtime = %s
+             AND r.file_sha256 = %s AND r.status <> 'failed' AND d.external_id = %s
+           ORDER BY r.id DESC LIMIT 1""",
+        (path, entry.id, sig[0], sig[1], sig[2], entry.id),
+    ).fetchone()
+    conn.commit()
+    if row is None:
+        return None
+    stored = dict(zip((*CORRECTABLE, "license", "source"), row[1:]))
+    if any(getattr(entry, f) != stored[f] for f in stored if f in entry.stated):
+        return None
+    return row[0]
+
+
 def ingest_entries(
-    conn: psycopg.Connection, entries: list, label: str, ingester: Ingester | None = None, base: Path | None = None
+    conn: psycopg.Connection,
+    entries: list,
+    label: str,
+    ingester: Ingester | None = None,
+    base: Path | None = None,
+    skip_unchanged: bool = False,
+    jobs: int = 1,
 ) -> dict:
     """Ingests (line_no, Entry | ManifestError) items as one run named label (a manifest
     path, or the paths given to `scirag ingest`); base: the folder source paths are
-    shown relative to, for entries that carry no base of their own."""
+    shown relative to, for entries that carry no base of their own. skip_unchanged: a
+    file stored before and unchanged since (size, mtime, SHA-256) is not parsed again.
+    jobs > 1: documents are parsed and chunked by that many worker processes, ahead of
+    the main process, which embeds and stores them in order (one report row each)."""
     ingester = ingester or Ingester(conn)
     run_id = conn.execute(
         "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
         (_report_text(label), ingester.embedder.version),
     ).fetchone()[0]
     conn.commit()
-    counts = {"added": 0, "duplicate": 0, "failed": 0}
-    for i, (line_no, entry) in enumerate(entries, 1):
+    counts = {status: 0 for status in STATUSES}
+    # skipping is decided first (it reads the database), so no worker parses a skipped file
+    plan = []
+    for line_no, entry in entries:
+        path = str(Path(entry.path).resolve()) if isinstance(entry, Entry) and entry.path else None
+        sig = file_signature(entry.path) if isinstance(entry, Entry) else None
+        same = None
+        if skip_unchanged and sig and isinstance(entry, Entry):
+            same = unchanged_since_stored(conn, entry, path, sig)
+        plan.append((line_no, entry, path, sig, same))
+    pool, futures = None, {}
+    if jobs > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    run_started = time.monotonic()
+
+    def submit_ahead(k: int) -> None:
+        # a bounded window of documents parsed ahead: memory stays that of a few documents
+        for j in range(k, min(len(plan), k + 2 * jobs)):
+            entry, same = plan[j][1], plan[j][4]
+            if pool is not None and j not in futures and isinstance(entry, Entry) and same is None:
+                futures[j] = pool.submit(
+                    parse_and_chunk,
+                    entry,
+                    ingester.target_tokens,
+                    ingester.overlap_tokens,
+                    None,
+                    ingester.parser.budget,
+                )
+
+    try:
+        _ingest_plan(conn, plan, futures, submit_ahead, ingester, run_id, base, counts, run_started)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    conn.execute(
+        """UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s,
+               updated = %s, replaced = %s, skipped = %s WHERE id = %s""",
+        (
+            counts["added"],
+            counts["duplicate"],
+            counts["failed"],
+            counts["updated"],
+            counts["replaced"],
+            counts["skipped"],
+            run_id,
+        ),
+    )
+    conn.commit()
+    more = ", ".join(f"{counts[s]} {s}" for s in ("updated", "replaced", "skipped") if counts[s])
+    total = time.monotonic() - run_started
+    echo(
+        f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed"
+        + (f"; {more}" if more else "")
+        + f" ({total:.1f}s)"
+    )
+    return {"run_id": run_id, **counts}
+
+
+def _eta(done: int, total: int, elapsed: float) -> str:
+    """'0.42 docs/s, ETA 0:12' after `done` of `total` documents in `elapsed` seconds."""
+    if done <= 0 or elapsed <= 0:
+        return ""
+    rate = done / elapsed
+    left = int(round((total - done) / rate))
+    return f"{rate:.2f} docs/s, ETA {left // 60}:{left % 60:02d}"
+
+
+def _ingest_plan(conn, plan, futures, submit_ahead, ingester, run_id, base, counts, run_started) -> None:
+    for i, (line_no, entry, path, sig, same) in enumerate(plan, 1):
+        submit_ahead(i - 1)
         started = time.monotonic()
         ident = getattr(entry, "id", None)
-        path = str(entry.path) if isinstance(entry, Entry) and entry.path else None
         if isinstance(entry, ManifestError):
             outcome = Outcome("failed", str(entry))
+        elif same is not None:
+            outcome = Outcome("skipped", "unchanged since it was stored (size, mtime, SHA-256)", same)
         else:
             try:
-                outcome = ingester.ingest_entry(entry, run_id, base)
+                parsed = futures.pop(i - 1).result() if (i - 1) in futures else None
+                outcome = ingester.ingest_entry(entry, run_id, base, parsed)
             except (psycopg.OperationalError, psycopg.InterfaceError, EmbeddingError):
                 raise  # the server or the model is gone: nothing later could succeed either
             except Exception as exc:  # one bad document is a report row, never a crashed corpus
@@ -240,7 +464,8 @@ def ingest_entries(
         # The report insert is the one thing that must not fail: its text is made storable.
         conn.execute(
             """INSERT INTO scirag.ingest_reports (run_id, line_no, external_id, path, status, reason,
-                   document_id, chunks, seconds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   document_id, chunks, seconds, file_size, file_mtime, file_sha256)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             (
                 run_id,
                 line_no,
@@ -251,22 +476,17 @@ def ingest_entries(
                 outcome.document_id,
                 outcome.chunks,
                 seconds,
+                *(sig if sig and outcome.status != "failed" else (None, None, None)),
             ),
         )
         conn.commit()
         detail = (
             f"{outcome.chunks} chunks" + (f"; {outcome.reason}" if outcome.reason else "")
-            if outcome.status == "added"
+            if outcome.status in ("added", "replaced")
             else (outcome.reason or "")
         )
+        eta = _eta(i, len(plan), time.monotonic() - run_started)
         echo(
-            f"[{i}/{len(entries)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
-            f"({_report_text(detail)}, {seconds:.1f}s)"
+            f"[{i}/{len(plan)}] {_report_text(ident) or f'line {line_no}'}: {outcome.status} "
+            f"({_report_text(detail)}, {seconds:.1f}s)" + (f"  [{eta}]" if eta and len(plan) > 1 else "")
         )
-    conn.execute(
-        "UPDATE scirag.ingest_runs SET finished_at = now(), added = %s, duplicate = %s, failed = %s WHERE id = %s",
-        (counts["added"], counts["duplicate"], counts["failed"], run_id),
-    )
-    conn.commit()
-    echo(f"ingest run {run_id}: {counts['added']} added, {counts['duplicate']} duplicate, {counts['failed']} failed")
-    return {"run_id": run_id, **counts}

@@ -136,7 +136,12 @@ def _entry(obj: dict, ident: str, line_no: int, where: str, base: Path, allow_ou
         raise ManifestError(f"{where}: give exactly one of 'path' or 'text'")
     license_ = obj.get("license") or "unknown"  # nobody said otherwise means unknown
     if license_ not in LICENSES:
-        raise ManifestError(f"{where}: license '{license_}' is not one of {', '.join(LICENSES)}")
+        from scirag.licenses import normalise_license  # any case; CC names (issue 25)
+
+        try:
+            license_ = normalise_license(license_, "license")[0]
+        except ValueError as exc:
+            raise ManifestError(f"{where}: {exc}") from None
     fmt = obj.get("format") or "text"
     if fmt not in ("text", "markdown", "html"):
         raise ManifestError(f"{where}: format '{fmt}' is not one of text, markdown, html")

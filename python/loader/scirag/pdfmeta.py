@@ -287,11 +287,25 @@ def _title(lines: list[_Line]) -> tuple[list[_Line], int]:
         near = ln.top - last.bottom < 1.6 * last.size
         same = abs(ln.size - top_size) < 0.3
         subtitle = ln.size >= 1.25 * body and ln.size < top_size
-        if not near or not (same or subtitle):
+        if not near or not (same or subtitle) or _author_block(ln.text):
             break
         picked.append(ln)
         end += 1
     return picked, end
+
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE = re.compile(rf"^\s*(?:{_MONTH}\s+\d{{1,2}},?\s+(?:19|20)\d\d|\d{{1,2}}\s+{_MONTH}\s+(?:19|20)\d\d)\s*$", re.I)
+
+
+def _author_block(text: str) -> bool:
+    """A line that starts the author block, which a title never runs into (issue 25):
+    an email address, author marks (daggers, asterisks), a date line ('June 24, 2022'),
+    or a list of two or more name-shaped groups ('Tri Dao, Daniel Y. Fu')."""
+    if "@" in text or re.search(r"[†‡∗§¶]", text) or _DATE.match(text):
+        return True
+    groups = [g.split() for g in re.split(r",|\band\b|&", text) if g.strip()]
+    return len(groups) >= 2 and all(_as_name(g) for g in groups)
 
 
 def _join_title(lines: list[_Line]) -> str:

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from scirag.server import events as ev
+from scirag.server.documents import add_document_routes
 from scirag.server.gate import FailureLimiter, Gate, printable
 from scirag.server.keys import Identity, KeyStore, RateLimiter
 from scirag.server.mcp_tools import BYO_HEADER, IDENTITY_STATE, build_mcp
@@ -40,6 +41,7 @@ from scirag.server.service import (
     Problem,
     Scope,
     Service,
+    compact_answer,
     error_label,
     problem_for,
 )
@@ -106,6 +108,9 @@ class AnswerIn(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="scirag.answer options (checked by the database)")
     scope: ScopeIn | None = None
     stream: bool = Field(False, description="Server-Sent Events instead of JSON (or send Accept: text/event-stream)")
+    detail: Literal["full", "compact"] = Field(
+        "full", description="compact: answer, abstained and citations only (what an agent needs)"
+    )
 
 
 async def scope_query(
@@ -451,6 +456,8 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
             llm_key=llm_key,
         )
         del llm_key
+        if body.detail == "compact":
+            result = compact_answer(result)
         events = list(ev.answer_events(result))
         rid = request.scope["state"].get("request_id")
         if body.stream or "text/event-stream" in request.headers.get("accept", ""):
@@ -516,6 +523,9 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
     @app.get("/screen", include_in_schema=False)
     async def screen_page():
         return FileResponse(STATIC / "screen.html", headers={"Cache-Control": "no-store"})
+
+    # the library: list, delete, correct (issue 25)
+    add_document_routes(app, Caller, NarrowScope, JSON)
 
     @app.get("/", include_in_schema=False)
     async def index():

@@ -86,7 +86,9 @@ def mcp(
     from scirag.server.service import Service
 
     _logging()
-    service = Service(dsn or db.default_dsn(), min_size=1, max_size=4)
+    # lazy pools and a short wait: with the database down the server still starts and
+    # each tool call fails within seconds with a tool error saying so (issue 25)
+    service = Service(dsn or db.default_dsn(), min_size=1, max_size=4, timeout=5.0, lazy=True)
     server = build_mcp(service, default_identity=Identity(name="stdio", role=role, byo_llm=False, rate_per_minute=None))
 
     async def main():

@@ -18,7 +18,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from scirag.server.keys import Identity
-from scirag.server.service import MAX_K, MAX_QUESTION_CHARS, Problem, Scope, Service, error_label, problem_for
+from scirag.server.service import (
+    MAX_K,
+    MAX_QUESTION_CHARS,
+    Problem,
+    Scope,
+    Service,
+    compact_answer,
+    error_label,
+    problem_for,
+)
 
 log = logging.getLogger("scirag.server.mcp")
 BYO_HEADER = "x-llm-api-key"
@@ -48,6 +57,13 @@ Documents = Annotated[
     list[str] | None, Field(description="only these documents (manifest ids or numeric ids): ask one paper")
 ]
 Years = Annotated[list[str] | None, Field(description="only these years or ranges, e.g. 2019, 2015-2018, 2020-")]
+Detail = Annotated[
+    Literal["compact", "full"],
+    Field(
+        description="compact (default): the results only; full: also the content-free trace (and, for "
+        "answer, the evidence, sources and checks)"
+    ),
+]
 
 
 def build_mcp(service: Service, default_identity: Identity | None = None) -> MCPServer:
@@ -73,6 +89,12 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         except Exception as exc:  # every failure becomes one tool error with a stable code
             p = problem_for(exc)
             log.warning("mcp tool=%s key=%s error=%s code=%s", tool, ident.name, error_label(exc), p.code)
+            if p.code == "unavailable" and await service.unreachable():
+                # the database is down, not busy: say so, and how it is started (issue 25)
+                raise ToolError(
+                    "unavailable: the database is unreachable; its administrator starts it "
+                    "(scirag's own cluster: scripts/db_start.sh); retry this call then"
+                ) from None
             raise ToolError(f"{p.code}: {p.detail or p.title}") from None
 
     def tool(description: str):
@@ -86,8 +108,8 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
     @tool(
         description="Ranked, cited evidence chunks for a question, from the documents your role may see "
         "(hybrid keyword + vector retrieval; `layers` gives each chunk's rank per layer). "
-        "Returns results (rank, chunk_id, document_id, title, section_path, content, citation) "
-        "and a content-free trace."
+        "Returns results (rank, chunk_id, document_id, title, section_path, content, citation); "
+        "with detail=full also a content-free trace. k is at most 100."
     )
     async def retrieve(
         question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
@@ -102,15 +124,17 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         exclude_retracted: Retracted = None,
         documents: Documents = None,
         years: Years = None,
+        detail: Detail = "compact",
     ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
-        return await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
+        out = await call(lambda i: service.retrieve(i, question, k=k, profile=profile, scope=scope), ctx, "retrieve")
+        return out if detail == "full" else {"results": out["results"]}
 
     @tool(
         description="A grounded answer with numbered citations [n] to the sources it used, or an "
         "abstention when the sources in your scope do not support one. Returns answer, "
-        "abstained, citations (n -> chunk_id, title, section_path, lines/page), retrieval "
-        "(the evidence), checks and a content-free trace."
+        "abstained and citations (n -> chunk_id, title, section_path, lines/page); with "
+        "detail=full also retrieval (the evidence), sources, checks and a content-free trace."
     )
     async def answer(
         question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
@@ -122,6 +146,7 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         exclude_retracted: Retracted = None,
         documents: Documents = None,
         years: Years = None,
+        detail: Detail = "compact",
     ) -> dict[str, Any]:
         scope = scope_of(licenses, sources, exclude_documents, exclude_retracted, documents, years)
         options = {"k": k} if k else {}
@@ -131,9 +156,10 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
             if not identity(ctx).byo_llm:
                 raise ToolError("byo_llm_not_allowed: this API key may not bring its own model key")
             llm_key = headers.get(BYO_HEADER)
-        return await call(
+        out = await call(
             lambda i: service.answer(i, question, options=options, scope=scope, llm_key=llm_key), ctx, "answer"
         )
+        return out if detail == "full" else compact_answer(out)
 
     @tool(
         description="One chunk by id, with its document title, section path, lines or pages, and up to "

@@ -54,7 +54,17 @@ MAX_LIST_ITEMS = 1000
 # Request bounds of the REST and MCP front ends (one place for both): the question as
 # scirag.check_question bounds it in the database, and at most 100 chunks a call.
 MAX_QUESTION_CHARS = 4000
-MAX_K = 100
+MAX_K = 100  # the one bound of k at the REST and MCP doors (SQL callers: 1000, scirag.check_limit)
+# What an agent needs of an answer (issue 25): the compact form, MCP's default and
+# REST's "detail": "compact"; "full" adds the evidence, sources, checks and trace.
+COMPACT_ANSWER_KEYS = ("answer", "abstained", "citations")
+
+
+def compact_answer(result: dict) -> dict:
+    """The compact form of a scirag.answer result: answer, abstained, citations."""
+    return {k: result.get(k) for k in COMPACT_ANSWER_KEYS}
+
+
 _ITEM = re.compile(r"^[^,\x00-\x1f]{1,256}$")
 _NAME_ITEM = re.compile(r"^[^;\x00-\x1f]{1,256}$")
 
@@ -212,8 +222,12 @@ class Service:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 10.0,
+        lazy: bool = False,
     ):
+        """lazy: open pools without waiting for a first connection (`scirag mcp` starts,
+        and answers each tool call with an error, while the database is down)."""
         self.dsn, self.min_size, self.max_size, self.timeout = dsn, min_size, max_size, timeout
+        self.lazy = lazy
         self.read_dsn = read_dsn if read_dsn is not None else routing.read_dsn(dsn)
         self.read_order = [self.read_dsn, dsn] if self.read_dsn else [dsn]
         self.status = routing.StatusCache(dsn, read_dsn=self.read_dsn)
@@ -245,7 +259,16 @@ class Service:
         return self.admin
 
     async def open(self) -> None:
-        await self.admin.open(wait=True, timeout=30)
+        await self.admin.open(wait=not self.lazy, timeout=30)
+
+    async def unreachable(self) -> str | None:
+        """Why the database cannot be reached right now (a fresh connection is tried), or None."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.dsn, connect_timeout=3)
+        except psycopg.Error as exc:
+            return " ".join(str(exc).split())[:300] or type(exc).__name__
+        await conn.close()
+        return None
 
     async def close(self) -> None:
         for p in [self.admin, *self.pools.values()]:
@@ -260,7 +283,7 @@ class Service:
                     if len(self.pools) >= self.MAX_ROLES:
                         raise Problem(503, "unavailable", "Too many distinct roles in use on this server")
                     pool = self._pool(role, self.min_size, self.max_size)
-                    await pool.open(wait=True, timeout=30)
+                    await pool.open(wait=not self.lazy, timeout=30)
                     self.pools[role] = pool
         return pool
 

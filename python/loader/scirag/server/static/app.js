@@ -60,6 +60,7 @@ async function loadScope() {
   } catch (e) {
     $("scope").textContent = e.message;
   }
+  await loadDocuments();
 }
 
 function location_(c) {
@@ -131,7 +132,9 @@ function renderAnswer(a) {
     tr.dataset.chunkId = String(r.chunk_id);
     tr.append(el("td", r.rank));
     const td = el("td");
-    const link = el("a", r.section_path || r.title, "cite");
+    // the paper's title on every row, then the section within it (issue 25)
+    const crumb = (r.citation && r.citation.section_path) || "";
+    const link = el("a", r.title + (crumb ? " > " + crumb : ""), "cite");
     link.href = "#chunk-" + r.chunk_id;
     link.addEventListener("click", (ev) => { ev.preventDefault(); openChunk(r.chunk_id); });
     td.append(link);
@@ -176,6 +179,31 @@ async function ask() {
     document.body.dataset.state = "error";
   } finally {
     $("ask").disabled = false;
+  }
+}
+
+// The documents the scope shows (GET /v1/documents), with counts per license and source.
+async function loadDocuments() {
+  const body = document.querySelector("#documents tbody");
+  body.textContent = "";
+  try {
+    const q = scopeQuery();
+    const d = await call("GET", "/v1/documents" + (q ? q + "&" : "?") + "limit=1000");
+    for (const x of d.documents) {
+      const tr = el("tr");
+      tr.dataset.documentId = String(x.document_id);
+      for (const v of [x.document_id, x.title, x.year ?? "", x.license, x.source]) tr.append(el("td", v));
+      body.append(tr);
+    }
+    const per = (key) => {
+      const m = {};
+      for (const c of d.counts) m[c[key]] = (m[c[key]] || 0) + c.documents;
+      return Object.entries(m).sort().map(([k, n]) => `${k} ${n}`).join(", ");
+    };
+    const total = d.counts.reduce((a, c) => a + c.documents, 0);
+    $("doc-counts").textContent = `${total} document(s); by license: ${per("license")}; by source: ${per("source")}`;
+  } catch (e) {
+    $("doc-counts").textContent = e.message;
   }
 }
 
