@@ -122,3 +122,13 @@ def test_the_answer_text_leads_with_the_form_and_keeps_the_cited_support():
         "WN18 and FB15k [1].\n\nWe evaluate on WN18 and FB15k. [1]",
         False,
     )
+
+
+def test_the_footer_shows_a_low_confidence_as_doubtful():
+    from scirag.ask import confidence_line
+
+    low = confidence_line({"confidence": answer_forms.LOW_CONFIDENCE / 2, "abstained": False})
+    assert "low, the answer may not address what was asked" in low
+    assert "low" not in confidence_line({"confidence": 0.6, "abstained": False})
+    assert confidence_line({"confidence": 0.0, "abstained": True}) is None
+    assert confidence_line({"confidence": None, "abstained": False}) is None

@@ -74,6 +74,9 @@ def format_answer(question: str, result: dict, width: int = 100) -> str:
         lines.append("Sources: none in your scope")
     lines.append("")
     lines.append(checks_line(result))
+    conf = confidence_line(result)
+    if conf:
+        lines.append(conf)
     if result.get("withheld"):
         lines.append(
             "withheld (no sentence passed the supports check): "
@@ -129,3 +132,16 @@ def checks_line(result: dict) -> str:
     if result.get("abstained"):
         said.append("the answer abstains")
     return "checked (not a verdict on correctness): " + "; ".join(said)
+
+
+def confidence_line(result: dict) -> str | None:
+    """How sure the offline answerer is that the answer addresses the question (the
+    checks say only that it is grounded); None when there is no estimate."""
+    from scirag_helpers.answer_forms import LOW_CONFIDENCE
+
+    conf = result.get("confidence")
+    if conf is None or result.get("abstained"):
+        return None
+    if conf < LOW_CONFIDENCE:
+        return f"confidence {conf:.2f}: low, the answer may not address what was asked"
+    return f"confidence {conf:.2f}"
