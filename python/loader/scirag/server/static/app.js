@@ -22,8 +22,8 @@ function narrowing() {
   if ($("sources").value.trim()) scope.sources = split($("sources").value);
   if ($("exclude").value.trim()) scope.exclude_documents = split($("exclude").value);
   if ($("retracted").checked) scope.exclude_retracted = true;
-  if ($("documents").value.trim()) scope.documents = split($("documents").value);
-  if ($("years").value.trim()) scope.years = split($("years").value);
+  if ($("only-documents").value.trim()) scope.documents = split($("only-documents").value);
+  if ($("only-years").value.trim()) scope.years = split($("only-years").value);
   return scope;
 }
 
