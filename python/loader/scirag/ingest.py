@@ -392,7 +392,10 @@ def ingest_entries(
         # a bounded window of documents parsed ahead: memory stays that of a few documents
         for j in range(k, min(len(plan), k + 2 * jobs)):
             entry, same = plan[j][1], plan[j][4]
-            if pool is not None and j not in futures and isinstance(entry, Entry) and same is None:
+            # a file whose metadata read used up its budget fails at once in the main
+            # process (ingest_entry), never costs a second budget in a worker
+            over = isinstance(entry, Entry) and str(entry.path) in ingester.parser.exceeded
+            if pool is not None and j not in futures and isinstance(entry, Entry) and same is None and not over:
                 futures[j] = pool.submit(
                     parse_and_chunk,
                     entry,
