@@ -53,8 +53,8 @@ CONSOLIDATE_KEYS = {"coverage_threshold", "line_gap", "min_content_length", "enr
 NO_SOURCES = f"{prompts.ABSTAIN_LEAD} any evidence for this question within your scope."
 NOT_ANSWERED = f"{prompts.ABSTAIN_LEAD} an answer to this question within your scope."
 # Abstentions of the sentence answerer that name what is missing (a dataset, size or
-# term no source mentions) stand; a merely weak sentence match is left to the form
-# model, which answers when a span fits the question's form (answer_forms).
+# term no source mentions) always stand; after a merely weak sentence match the form
+# model may answer (WEAK_MATCH_FORMS below).
 NAMED_GAPS = frozenset({"question entities absent from the evidence", "question terms absent from the visible corpus"})
 # After a weak sentence match the form model answers only questions whose answer is a
 # decision (yes/no): a "what/which" question without a covering sentence is more often
