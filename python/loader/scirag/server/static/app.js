@@ -183,18 +183,21 @@ async function ask() {
 }
 
 // The documents the scope shows (GET /v1/documents), with counts per license and source.
+let documentsCall = 0;  // only the newest call may fill the view (an older one may answer later)
 async function loadDocuments() {
   const body = document.querySelector("#documents tbody");
-  body.textContent = "";
+  const mine = ++documentsCall;
   try {
     const q = scopeQuery();
     const d = await call("GET", "/v1/documents" + (q ? q + "&" : "?") + "limit=1000");
-    for (const x of d.documents) {
+    if (mine !== documentsCall) return;
+    const rows = d.documents.map((x) => {
       const tr = el("tr");
       tr.dataset.documentId = String(x.document_id);
       for (const v of [x.document_id, x.title, x.year ?? "", x.license, x.source]) tr.append(el("td", v));
-      body.append(tr);
-    }
+      return tr;
+    });
+    body.replaceChildren(...rows);
     const per = (key) => {
       const m = {};
       for (const c of d.counts) m[c[key]] = (m[c[key]] || 0) + c.documents;
@@ -203,6 +206,8 @@ async function loadDocuments() {
     const total = d.counts.reduce((a, c) => a + c.documents, 0);
     $("doc-counts").textContent = `${total} document(s); by license: ${per("license")}; by source: ${per("source")}`;
   } catch (e) {
+    if (mine !== documentsCall) return;
+    body.replaceChildren();
     $("doc-counts").textContent = e.message;
   }
 }
