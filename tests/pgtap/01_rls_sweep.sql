@@ -1,4 +1,4 @@
--- Security sweep over the catalog (DESIGN.md sections 5 and 11). Every check reads
+-- Security sweep over the catalog (docs/threat-model.md, docs/releasing.md). Every check reads
 -- pg_catalog, so a table, view or function added later without RLS, comment or the
 -- right privileges fails here without anyone having to remember to add a test.
 BEGIN;

@@ -1,4 +1,4 @@
--- Scope semantics (DESIGN.md section 5): session settings only narrow the role's
+-- Scope semantics (docs/threat-model.md): session settings only narrow the role's
 -- ceiling; unset means the external-safe default; '' means nothing; unknown is never
 -- external-safe. Each function-level assertion is paired with what a reader then
 -- actually sees in scirag.documents, so the policies are checked too.

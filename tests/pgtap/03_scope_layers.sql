@@ -1,4 +1,4 @@
--- "Every layer filters before ranking" (DESIGN.md section 5). Twenty out-of-scope
+-- "Every layer filters before ranking" (docs/threat-model.md). Twenty out-of-scope
 -- chunks (restricted license, another source, an excluded document, a retracted
 -- document) match the query better than five in-scope ones, in both the dense and
 -- the keyword sense; with k = 5 every layer must still return exactly the five.

@@ -1,4 +1,4 @@
--- The scirag.retrieve() contract (DESIGN.md section 8): works without PL/Python when
+-- The scirag.retrieve() contract (docs/retrieval.md): works without PL/Python when
 -- the caller passes the query embedding; layers can be chosen, fail and time out
 -- without failing the call; traces are content-free; the result shape and citations;
 -- weighted RRF with k = 60.

@@ -1,4 +1,4 @@
--- The BM25 keyword layer (DESIGN.md sections 5 and 8): term statistics follow the
+-- The BM25 keyword layer (docs/threat-model.md, docs/retrieval.md): term statistics follow the
 -- corpus through inserts, deletes and re-licensing; the scores a reader sees do not
 -- depend on restricted text; questions are OR-ed; "phrases", -negation and stemming
 -- work; no input raises; rare terms outweigh common ones.

@@ -1,4 +1,4 @@
--- Compacted BM25 postings and the pruned keyword search (DESIGN.md section 8,
+-- Compacted BM25 postings and the pruned keyword search (docs/retrieval.md,
 -- issue 12): whatever mix of fresh postings (kw_postings) and compacted blocks
 -- (kw_blocks) holds the index, search_keyword returns exactly the top n that
 -- scoring every chunk would, for a reader and for the loader, with the reader's

@@ -1,4 +1,4 @@
--- scirag.answer (DESIGN.md section 9): cited answers, the citation list, scope held
+-- scirag.answer (docs/answers-and-evaluation.md): cited answers, the citation list, scope held
 -- in answers (RLS decides the evidence; the call can only narrow it), retracted
 -- documents excluded by default and the setting restored, an empty scope abstains
 -- without retrieving, content-free traces, templates and eval rows under RLS.

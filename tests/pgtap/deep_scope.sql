@@ -1,4 +1,4 @@
--- Scope holds through every deep stage (DESIGN.md section 5): enrichment parents,
+-- Scope holds through every deep stage (docs/threat-model.md): enrichment parents,
 -- consolidation parents, merges and growth, MMR and rerank read chunks only through
 -- row-level security, as the caller (SECURITY INVOKER). Restricted and excluded
 -- documents are never read, and even a parent or sibling row the caller may not read

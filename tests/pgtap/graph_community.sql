@@ -1,4 +1,4 @@
--- The community layer under scope (DESIGN.md section 5): a summary is visible
+-- The community layer under scope (docs/threat-model.md): a summary is visible
 -- exactly when every one of its source documents is in the caller's scope,
 -- enforced by row-level security, and stays so when a document's license,
 -- retraction or existence changes.

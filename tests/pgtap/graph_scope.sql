@@ -1,4 +1,4 @@
--- The graph layer under scope (DESIGN.md section 5, methodology 6.3 and 7):
+-- The graph layer under scope (docs/threat-model.md, docs/graph.md):
 -- restricted, excluded, retracted and other-source evidence cannot seed, extend
 -- or contribute a candidate to the walk, alias seeding included; every check has
 -- a control showing that the same evidence IS used when the scope admits it.

@@ -1,4 +1,4 @@
-"""Plan traps on a stock server (issue 12, DESIGN.md section 8).
+"""Plan traps on a stock server (issue 12, docs/benchmarks.md).
 
 The project cluster runs with jit = off; a stock server has jit = on, and a query
 whose estimated cost passes jit_above_cost is JIT-compiled (tens of ms). These tests

@@ -1,6 +1,6 @@
 """The evaluation harness for seed questions: retrieval metrics per ablation config and
 judged answers, stored in eval_runs / eval_results / eval_questions / eval_answers
-with the corpus fingerprint and git commit (DESIGN.md section 10).
+with the corpus fingerprint and git commit (docs/answers-and-evaluation.md).
 
 Retrieval: every configuration runs each answerable question through
 scirag.retrieve as the reader role; an item is relevant if it comes from a reference
