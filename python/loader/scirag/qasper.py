@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scirag import db
+from scirag_helpers import checks
 
 DB_PREFIX = "scirag_qasper"
 UNANSWERABLE = "Unanswerable"
@@ -191,7 +192,7 @@ def prediction(result: dict) -> str:
     short = result.get("short_answer")
     if short:
         return short
-    return " ".join(re.sub(r"\[\d+(?:[,\s]+\d+)*\]", " ", result.get("answer") or "").split())
+    return " ".join(checks.strip_citations(result.get("answer") or "").split())
 
 
 def evidence_hit(result: dict, answers: list[dict], k: int = 5) -> bool | None:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scirag_helpers import checks
 from scirag_helpers import text as textmod
 
 MODEL_PATH = Path(__file__).with_name("models") / "answer_forms.json"
@@ -301,7 +302,9 @@ def span_features(
     return f
 
 
-_CITED = re.compile(r"\[\s*(\d+)(?:\s*[,–-]\s*\d+)*\s*\]")
+def _uncited(sentence: str) -> str:
+    """The sentence without its [n] markers (the checks' citation syntax), spaces collapsed."""
+    return " ".join(checks.strip_citations(sentence).split())
 
 
 def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
@@ -309,9 +312,9 @@ def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
     sentences it chose are candidates too (it reads tables and quantities well)."""
     out = []
     for sent in textmod.paragraph_sentences(sentence_answer or ""):
-        m = _CITED.search(sent)
-        if m:
-            out.append((int(m.group(1)), sent))
+        cited = checks.citation_numbers(sent)
+        if cited:
+            out.append((cited[0], sent))
     return out[:MAX_SENTENCES]
 
 
@@ -326,13 +329,12 @@ def candidates(
     ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
     best = ranked[0][0] if ranked else 0.0
-    seen = {_CITED.sub("", x[2]).strip() for x in ranked}
+    seen = {_uncited(x[2]) for x in ranked}
     quoted_all = quoted_sentences(sentence_answer)
-    quote_set = {_CITED.sub("", q).strip() for _n, q in quoted_all}
-    quotes = [(best, n, sent, -1) for n, sent in quoted_all if _CITED.sub("", sent).strip() not in seen]
+    quote_set = {_uncited(q) for _n, q in quoted_all}
+    quotes = [(best, n, sent, -1) for n, sent in quoted_all if _uncited(sent) not in seen]
     for r, (score, n, sent, src_rank) in enumerate(ranked + quotes):
-        clean = re.sub(r"\s?\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]", "", sent)
-        clean = clean.strip()
+        clean = _uncited(sent)
         found = list(_TOKEN.finditer(clean))[:MAX_SENTENCE_TOKENS]
         if not found:
             continue
