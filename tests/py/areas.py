@@ -56,6 +56,7 @@ AREAS_OF_MODULES = {
     "test_cli_docs": "project",
     "test_release": "project",
     "test_catalog_compare": "project",
+    "test_sql_sources": "project",
 }
 
 
