@@ -33,16 +33,23 @@ ABSTRACT = "straw ash slagging deposits in biomass boilers"
 
 class Server:
     """Routes: /openalex/works (by page), /crossref/works (by cursor), /arxiv/api/query
-    (by start), /files/NAME. Each answer: (status, headers, body[, delay seconds])."""
+    (by start), /files/NAME. Each answer: (status, headers, body[, delay seconds[, stall
+    seconds after half the body]])."""
 
     def __init__(self):
         self.routes: dict[tuple[str, str], list] = {}
         self.log: list[tuple[str, str]] = []
+        self.posted: list[tuple[str, bytes]] = []  # (path, body) of every POST
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                outer.posted.append((urlparse(self.path).path, self.rfile.read(n)))
+                self.do_GET()
 
             def do_GET(self):
                 u = urlparse(self.path)
@@ -51,11 +58,12 @@ class Server:
                 outer.log.append((u.path, key))
                 answers = outer.routes.get((u.path, key)) or outer.routes.get((u.path, "*"))
                 if not answers:
-                    status, headers, body, delay = 404, {"Content-Type": "text/plain"}, b"not found", 0
+                    status, headers, body, delay, stall = 404, {"Content-Type": "text/plain"}, b"not found", 0, 0
                 else:
                     a = answers.pop(0) if len(answers) > 1 else answers[0]
                     status, headers, body = a[:3]
                     delay = a[3] if len(a) > 3 else 0
+                    stall = a[4] if len(a) > 4 else 0  # send half the body, then hang this long
                 if delay:
                     time.sleep(delay)
                 if isinstance(body, (dict, list)):
@@ -69,6 +77,10 @@ class Server:
                     self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 try:
+                    if stall:
+                        self.wfile.write(body[: len(body) // 2])
+                        self.wfile.flush()
+                        time.sleep(stall)
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
@@ -251,6 +263,7 @@ def cli_env(dsn, server):
         SCIRAG_OPENALEX_URL=server.url + "/openalex",
         SCIRAG_CROSSREF_URL=server.url + "/crossref",
         SCIRAG_ARXIV_URL=server.url + "/arxiv",
+        SCIRAG_UNPAYWALL_URL=server.url + "/unpaywall",
         SCIRAG_CAMPAIGN_MIN_INTERVAL="0",
         SCIRAG_CAMPAIGN_PAGE_SIZE="2",
     )

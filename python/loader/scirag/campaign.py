@@ -45,6 +45,29 @@ class CampaignError(ValueError):
     """A campaign step that cannot go on; the message says why."""
 
 
+_passes: dict[str, int] = {}
+
+
+def failpoint(name: str) -> None:
+    """Crash-test hook: with SCIRAG_CAMPAIGN_KILL_AT=NAME:N in the environment, the N-th
+    time this process passes the point NAME it kills itself with SIGKILL (what a
+    `kill -9` or a power cut does: no cleanup, no commit). Unset, it does nothing. The
+    points: decide.before_commit, llm.before_commit, resolve.before_commit (a record's
+    locations inserted, not committed), fetch.file_in_place (a verified PDF renamed into
+    place, its download row not yet written)."""
+    spec = os.environ.get("SCIRAG_CAMPAIGN_KILL_AT")
+    if not spec:
+        return
+    point, _, nth = spec.rpartition(":")
+    if point != name:
+        return
+    _passes[name] = _passes.get(name, 0) + 1
+    if _passes[name] == int(nth or 1):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 # ---------------------------------------------------------------------------------------
 # Connections and campaigns
 # ---------------------------------------------------------------------------------------
@@ -642,15 +665,21 @@ def decide(
     if not ok:
         raise CampaignError(f"record {record_id} is not in campaign {campaign.name!r}")
     prev = conn.execute(
-        "SELECT decision_id FROM scirag.campaign_current_decisions WHERE campaign_id = %s AND record_id = %s",
+        """SELECT decision_id, decision, reason, decider, decided_by = current_user
+           FROM scirag.campaign_current_decisions WHERE campaign_id = %s AND record_id = %s""",
         (campaign.id, record_id),
     ).fetchone()
+    if prev and prev[1:] == (decision, reason, decider, True):
+        # the same decision by the same person is already the current one (a rerun of a
+        # step that was stopped): nothing to add
+        return prev[0]
     did = conn.execute(
         """INSERT INTO scirag.screening_decisions
              (campaign_id, record_id, decision, reason, decider, model, training_size, score, supersedes)
            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
         (campaign.id, record_id, decision, reason, decider, model, training_size, score, prev[0] if prev else None),
     ).fetchone()[0]
+    failpoint("decide.before_commit")
     conn.commit()
     return did
 
@@ -734,6 +763,7 @@ def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print)
                     (campaign.id, rid),
                 )
                 counts["none"] += 1
+            failpoint("resolve.before_commit")
         conn.commit()
     echo(f"resolved {counts['records']} records: {counts['locations']} locations, {counts['none']} without any")
     return counts
@@ -877,6 +907,7 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
             rel = f"pdfs/{rid}.pdf"
             try:
                 v = download_pdf(url, folder / rel, folder, session)
+                failpoint("fetch.file_in_place")
                 conn.execute(
                     """INSERT INTO scirag.campaign_downloads
                          (campaign_id, record_id, resolution_id, url, status, http_status, content_type, bytes,
@@ -1160,6 +1191,7 @@ def llm_screen(conn, campaign: Campaign, llm, n: int = 10, min_confidence: float
                VALUES (%s, %s, %s, %s, 'llm', %s, %s, %s, %s)""",
             (campaign.id, r["record_id"], decision, reason, getattr(llm, "name", "llm")[:200], model, training, score),
         )
+        failpoint("llm.before_commit")
         conn.commit()
         counts[decision] += 1
     return counts
