@@ -171,3 +171,15 @@ def test_eval_screening_json_and_eval_tables(tmp_path, run_cli, admin_conn):
     bad = run_cli("eval", "screening", str(tmp_path / "missing.csv"))
     assert bad.returncode != 0 and "no such file" in bad.stderr
     assert math.isfinite(out["records_to_all"])
+
+
+def test_features_of_a_tiny_or_wordless_campaign_do_not_fail():
+    """Five records sharing every word (TF-IDF's max_df 0.95 would prune them all) and
+    records with no word at all still get a feature matrix: the screening order of a
+    small campaign must not fail."""
+    same = ["straw ash paper"] * 5
+    X = screening.features(same)
+    assert X.shape[0] == 5 and X.shape[1] >= 1 and X.nnz > 0
+    assert screening.features(["", "!", "?"]).shape[0] == 3
+    picks, _ = screening.next_records(screening.Model(), screening.features(same), {0: 1, 1: 0}, 2)
+    assert len(picks) == 2

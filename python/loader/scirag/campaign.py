@@ -452,10 +452,20 @@ def _dedup_target(conn, campaign_id: int, rec: dict) -> int | None:
     return None
 
 
-def discover(conn, campaign: Campaign, sessions: dict | None = None, sleep: Callable | None = None, echo=print) -> dict:
+def discover(
+    conn,
+    campaign: Campaign,
+    sessions: dict | None = None,
+    sleep: Callable | None = None,
+    echo=print,
+    max_pages: int | None = None,
+) -> dict:
     """Search each source page by page until it has no more or --max records are kept.
-    Each page and its records commit together; a rerun continues after the last page."""
+    Each page and its records commit together; a rerun continues after the last page.
+    ``max_pages`` bounds the pages fetched by this call (over all sources): the REST and
+    MCP doors take a campaign a bounded step at a time."""
     summary = {}
+    budget = max_pages if max_pages is not None else MAX_PAGES * len(PAGE_SIZE)
     for source in campaign.sources:
         q = source_query(source, campaign.query)
         conn.execute(
@@ -480,7 +490,8 @@ def discover(conn, campaign: Campaign, sessions: dict | None = None, sleep: Call
         client = client_for(source, campaign, (sessions or {}).get(source), sleep)
         size = int(os.environ.get("SCIRAG_CAMPAIGN_PAGE_SIZE") or PAGE_SIZE[source])
         added = 0
-        while cursor is not None and kept < campaign.max_records and page_no <= MAX_PAGES:
+        while cursor is not None and kept < campaign.max_records and page_no <= MAX_PAGES and budget > 0:
+            budget -= 1
             try:
                 recs, nxt = fetch_page(source, client, campaign, q, cursor, min(size, campaign.max_records))
             except (CrossrefError, CampaignError) as exc:
@@ -718,13 +729,17 @@ def included_records(conn, campaign: Campaign) -> list[tuple]:
     ).fetchall()
 
 
-def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print) -> dict:
+def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print, limit: int | None = None) -> dict:
     """OA locations for included records without any yet: the locations the discovery
     source stated (OpenAlex best_oa_location/locations, arXiv PDF, Crossref PDF links),
-    then Unpaywall by DOI when a --mailto is set and nothing direct was found."""
-    counts = {"records": 0, "locations": 0, "none": 0}
+    then Unpaywall by DOI when a --mailto is set and nothing direct was found. ``limit``
+    bounds the records resolved by this call (``remaining`` says how many wait)."""
+    counts = {"records": 0, "locations": 0, "none": 0, "remaining": 0}
     for rid, doi, _title, _a, _y, _v, oa, source, source_id in included_records(conn, campaign):
         if conn.execute("SELECT 1 FROM scirag.oa_resolutions WHERE record_id = %s LIMIT 1", (rid,)).fetchone():
+            continue
+        if limit is not None and counts["records"] >= limit:
+            counts["remaining"] += 1
             continue
         counts["records"] += 1
         src = {"openalex": "openalex", "arxiv": "arxiv", "crossref": "crossref"}[source]
@@ -883,12 +898,14 @@ def download_pdf(url: str, target: Path, folder: Path, session: Any = None, time
     return {"http_status": 200, "content_type": ctype, "bytes": size, "sha256": digest.hexdigest(), "pages": pages}
 
 
-def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=print) -> dict:
+def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=print, limit: int | None = None) -> dict:
     """Download a verified PDF for each included record without one, from its resolved
-    direct-PDF locations in order; then write the manifest."""
+    direct-PDF locations in order; then write the manifest. ``limit`` bounds the records
+    tried by this call (``remaining`` says how many wait)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    counts = {"ok": 0, "failed": 0, "skipped": 0, "no_pdf_location": 0}
+    counts = {"ok": 0, "failed": 0, "skipped": 0, "no_pdf_location": 0, "remaining": 0}
+    tried = 0
     for rid, *_ in included_records(conn, campaign):
         if conn.execute(
             "SELECT 1 FROM scirag.campaign_downloads WHERE record_id = %s AND status = 'ok' LIMIT 1", (rid,)
@@ -903,6 +920,10 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
         if not locs:
             counts["no_pdf_location"] += 1
             continue
+        if limit is not None and tried >= limit:
+            counts["remaining"] += 1
+            continue
+        tried += 1
         for res_id, url, lic in locs:
             rel = f"pdfs/{rid}.pdf"
             try:
@@ -930,6 +951,7 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
                 conn.commit()
                 counts["failed"] += 1
     manifest = write_manifest(conn, campaign, folder)
+    counts["manifest_entries"] = sum(1 for _ in open(manifest, encoding="utf-8"))
     echo(
         f"fetched {counts['ok']} PDFs ({counts['failed']} failed attempts, {counts['skipped']} already there, "
         f"{counts['no_pdf_location']} records without a direct PDF); manifest {manifest}"

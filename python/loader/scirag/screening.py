@@ -83,7 +83,16 @@ def features(texts: list[str]):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_df=0.95, dtype=np.float32)
-    return vec.fit_transform(texts)
+    try:
+        return vec.fit_transform(texts)
+    except ValueError:  # a tiny campaign whose every term is in more than 95 % of the records, or no words
+        pass
+    try:
+        return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, dtype=np.float32).fit_transform(texts)
+    except ValueError:
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((len(texts), 1), dtype=np.float32)
 
 
 @dataclass
