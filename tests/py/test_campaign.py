@@ -450,9 +450,19 @@ def test_prisma_rules_catch_planted_inconsistencies():
         "not_retrieved": 1,
         "retrieved": 2,
         "assessed_for_eligibility": 2,
-        "included": 2,
+        "awaiting_full_text_assessment": 0,
+        "reports_excluded": 1,
+        "reports_excluded_reasons": {"wrong population": 1},
+        "included": 1,
     }
     assert campaign.prisma_violations(good) == []
+    assert "included != assessed - reports excluded" in campaign.prisma_violations({**good, "included": 2})
+    assert "assessed + awaiting full-text assessment != retrieved" in campaign.prisma_violations(
+        {**good, "awaiting_full_text_assessment": 1}
+    )
+    assert "reports excluded != sum over reasons" in campaign.prisma_violations(
+        {**good, "reports_excluded_reasons": {}}
+    )
     assert "screened > identified - duplicates removed" in campaign.prisma_violations({**good, "screened": 9})
     assert "excluded > screened" in campaign.prisma_violations({**good, "excluded": 9, "excluded_reasons": {"x": 9}})
     assert "sought != retrieved + not retrieved" in campaign.prisma_violations({**good, "not_retrieved": 2})

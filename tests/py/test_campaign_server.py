@@ -226,10 +226,27 @@ def test_campaign_steps_through_rest_and_mcp(dsn, roles, tmp_path, server, monke
             f"{rid}.pdf" for rid in ids if titles[rid].endswith((" 1", " 3"))
         )
         assert len((folder / "manifest.jsonl").read_text().splitlines()) == 2
+        # full-text eligibility of the two retrieved reports
+        waiting = http(base + "/reports?n=10", headers=alice).json()["reports"]
+        assert sorted(r["record_id"] for r in waiting) == sorted(
+            rid for rid in ids if titles[rid].endswith((" 1", " 3"))
+        )
+        first, second = sorted(r["record_id"] for r in waiting)
+        r = http(base + "/eligibility", "POST", {"record_id": first, "decision": "eligible"}, alice)
+        assert r.status == 200, r.text
+        bad = http(base + "/eligibility", "POST", {"record_id": second, "decision": "exclude"}, alice)
+        assert bad.status == 400 and "not one of the campaign's" in bad.text
+        unretrieved = next(rid for rid in ids if titles[rid].endswith(" 4"))
+        bad = http(base + "/eligibility", "POST", {"record_id": unretrieved, "decision": "eligible"}, alice)
+        assert bad.status == 400 and "no retrieved report" in bad.text
+        d = {"record_id": second, "decision": "exclude", "reason": "wrong study design"}
+        assert http(base + "/eligibility", "POST", d, bearer(keys["bob"])).status == 404
+        assert http(base + "/eligibility", "POST", d, alice).status == 200
         prisma = http(base + "/prisma", headers=alice).json()
         c = prisma["counts"]
         assert prisma["violations"] == [] and (c["screened"], c["excluded"], c["sought_for_retrieval"]) == (5, 1, 4)
         assert (c["retrieved"], c["not_retrieved"]) == (2, 2)
+        assert (c["assessed_for_eligibility"], c["reports_excluded"], c["included"]) == (2, 1, 1)
         svg = http(base + "/prisma.svg", headers=alice)
         assert svg.status == 200 and svg.headers["content-type"].startswith("image/svg+xml")
         assert "Records screened" in svg.text and "n = 5" in svg.text
@@ -254,6 +271,9 @@ def test_campaign_steps_through_rest_and_mcp(dsn, roles, tmp_path, server, monke
                 await cl.call_tool("campaign_decide", {"campaign": name2, "record_id": rec["record_id"], "decision": "include"})  # fmt: skip
             out["resolve"] = await cl.call_tool("campaign_resolve", {"campaign": name2})
             out["fetch"] = await cl.call_tool("campaign_fetch", {"campaign": name2, "max_records": 10})
+            out["reports"] = await cl.call_tool("campaign_reports", {"campaign": name2, "n": 10})
+            for rep in out["reports"].structured_content["reports"]:
+                await cl.call_tool("campaign_assess", {"campaign": name2, "record_id": rep["record_id"], "decision": "eligible"})  # fmt: skip
             out["prisma"] = await cl.call_tool("campaign_prisma", {"campaign": name2})
             return out
 
@@ -264,6 +284,7 @@ def test_campaign_steps_through_rest_and_mcp(dsn, roles, tmp_path, server, monke
         assert out["fetch"].structured_content["ok"] == 3 and out["fetch"].structured_content["done"]
         pc = out["prisma"].structured_content["counts"]
         assert (pc["identified"], pc["screened"], pc["retrieved"], pc["not_retrieved"]) == (5, 5, 3, 2)
+        assert len(out["reports"].structured_content["reports"]) == 3 and pc["included"] == 3
 
         async def intruder(cl):
             return (

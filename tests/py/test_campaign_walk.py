@@ -2,7 +2,8 @@
 command in a subprocess, against recorded OpenAlex, Crossref, arXiv and Unpaywall
 responses and PDFs served on the loopback (no network):
 
-    new -> discover -> screen (scripted decisions) -> resolve -> fetch -> ingest -> report
+    new -> discover -> screen (scripted decisions) -> resolve -> fetch -> ingest
+        -> assess (full-text eligibility, scripted; killed once and rerun) -> report
 
 and the PRISMA report's numbers, worked out by hand from the recorded responses:
 
@@ -12,8 +13,9 @@ and the PRISMA report's numbers, worked out by hand from the recorded responses:
 - screened 6: 2 excluded (wrong topic 1, wrong population 1), 4 included;
 - sought 4: W1 (OpenAlex PDF, cc-by), W2 (Unpaywall by DOI, cc-by-nc), the Crossref
   record (its PDF link, CC BY-NC URL), W4 (no DOI, no PDF: not retrieved);
-- retrieved 3, not retrieved 1, assessed 3, included 3; the three PDFs ingested with
-  the license class their source stated."""
+- retrieved 3, not retrieved 1; the three PDFs ingested with the license class their
+  source stated;
+- assessed 3 on the full text: 1 report excluded (wrong study design), included 2."""
 
 from __future__ import annotations
 
@@ -156,6 +158,34 @@ def test_whole_walk_new_to_report(server, dsn, tmp_path):
     body = " ".join(d[3] for d in docs)
     assert all(f in body for f in facts.values()), body[:2000]
 
+    # full-text eligibility: the reports waiting, then scripted decisions; a kill -9
+    # between the second decision's INSERT and COMMIT, and the same command again
+    waiting = json.loads(cli(env, "campaign", "assess", name, "--next", "10").stdout)["reports"]
+    assert sorted(r["record_id"] for r in waiting) == sorted(
+        ids[k] for k in ("openalex:W1", "openalex:W2", "crossref:10.1016/walk.5")
+    )
+    assert all((folder / r["pdf"]).is_file() for r in waiting)
+    bad = cli(env, "campaign", "assess", name, "--decide", f"{ids['openalex:W4']}=eligible")
+    assert bad.returncode != 0 and "has no retrieved report" in bad.stderr
+    assess = ["campaign", "assess", name, "--decide", f"{ids['openalex:W1']}=eligible",
+              "--decide", f"{ids['openalex:W2']}=exclude:wrong study design",
+              "--decide", f"{ids['crossref:10.1016/walk.5']}=eligible"]  # fmt: skip
+    killed = cli({**env, "SCIRAG_CAMPAIGN_KILL_AT": "assess.before_commit:2"}, *assess)
+    assert killed.returncode == -9
+    p = cli(env, *assess)
+    assert p.returncode == 0, p.stderr
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT record_id, decision, supersedes FROM scirag.eligibility_decisions WHERE campaign_id = %s ORDER BY id",
+            (cid,),
+        ).fetchall()
+    assert [r[:2] for r in rows] == [
+        (ids["openalex:W1"], "eligible"),
+        (ids["openalex:W2"], "exclude"),
+        (ids["crossref:10.1016/walk.5"], "eligible"),
+    ]
+    assert all(r[2] is None for r in rows)
+
     p = cli(env, "campaign", "report", name)
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout.strip().splitlines()[-1])
@@ -163,13 +193,17 @@ def test_whole_walk_new_to_report(server, dsn, tmp_path):
     assert rep["duplicates_removed"] == 2 and rep["screened"] == 6 and rep["awaiting_human_review"] == 0
     assert rep["excluded"] == 2 and rep["excluded_reasons"] == {"wrong population": 1, "wrong topic": 1}
     assert (rep["sought_for_retrieval"], rep["retrieved"], rep["not_retrieved"]) == (4, 3, 1)
-    assert (rep["assessed_for_eligibility"], rep["included"]) == (3, 3)
+    assert (rep["assessed_for_eligibility"], rep["awaiting_full_text_assessment"]) == (3, 0)
+    assert rep["reports_excluded"] == 1 and rep["reports_excluded_reasons"] == {"wrong study design": 1}
+    assert rep["included"] == 2
     assert json.loads((folder / "prisma.json").read_text()) == rep
     svg = (folder / "prisma.svg").read_text()
     assert "n = 8" in svg and "Duplicate records removed" in svg and "wrong population: 1" in svg
+    assert "wrong study design: 1" in svg
     with open(folder / "prisma.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert len(table) == 8 and sum(1 for r in table if r["duplicate_of"]) == 2
+    assert sorted(r["eligibility"] for r in table if r["eligibility"]) == ["eligible", "eligible", "exclude"]
     assert sorted(Path(r["pdf"]).name for r in table if r["pdf"]) == sorted(
         f"{ids[k]}.pdf" for k in ("openalex:W1", "openalex:W2", "crossref:10.1016/walk.5")
     )

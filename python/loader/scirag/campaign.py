@@ -994,6 +994,63 @@ def write_manifest(conn, campaign: Campaign, folder: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------
+# Full-text eligibility: a decision on each retrieved report
+# ---------------------------------------------------------------------------------------
+
+
+def reports_to_assess(conn, campaign: Campaign, n: int = 10) -> list[dict]:
+    """Retrieved reports of included records without a full-text decision yet."""
+    rows = conn.execute(
+        """SELECT DISTINCT ON (r.id) r.id, w.id, r.title, r.year, r.authors, w.path, w.pages, w.license
+           FROM scirag.campaign_current_decisions d JOIN scirag.campaign_records r ON r.id = d.record_id
+           JOIN scirag.campaign_downloads w ON w.record_id = r.id AND w.status = 'ok'
+           WHERE d.campaign_id = %s AND d.decision = 'include' AND r.duplicate_of IS NULL
+             AND NOT EXISTS (SELECT 1 FROM scirag.campaign_current_eligibility e WHERE e.record_id = r.id)
+           ORDER BY r.id, w.id DESC LIMIT %s""",
+        (campaign.id, n),
+    ).fetchall()
+    keys = ("record_id", "download_id", "title", "year", "authors", "pdf", "pages", "license")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+def assess(conn, campaign: Campaign, record_id: int, decision: str, reason: str | None = None, decider="human") -> int:
+    """A full-text eligibility decision on the record's retrieved report (superseding any
+    earlier one; the same decision by the same person again adds nothing)."""
+    if decision not in ("eligible", "exclude"):
+        raise CampaignError(f"full-text decision {decision!r}: choose eligible or exclude")
+    if decision == "exclude" and reason not in campaign.exclusion_reasons:
+        raise CampaignError(
+            f"exclusion reason {reason!r} is not one of the campaign's: {', '.join(campaign.exclusion_reasons)}"
+        )
+    if decision == "eligible":
+        reason = None
+    row = conn.execute(
+        """SELECT w.id FROM scirag.campaign_downloads w JOIN scirag.campaign_current_decisions d
+             ON d.record_id = w.record_id AND d.decision = 'include'
+           WHERE w.record_id = %s AND w.campaign_id = %s AND w.status = 'ok' ORDER BY w.id DESC LIMIT 1""",
+        (record_id, campaign.id),
+    ).fetchone()
+    if not row:
+        raise CampaignError(f"record {record_id} has no retrieved report of an included record in {campaign.name!r}")
+    prev = conn.execute(
+        """SELECT eligibility_id, decision, reason, decider, decided_by = current_user
+           FROM scirag.campaign_current_eligibility WHERE campaign_id = %s AND record_id = %s""",
+        (campaign.id, record_id),
+    ).fetchone()
+    if prev and prev[1:] == (decision, reason, decider, True):
+        return prev[0]
+    eid = conn.execute(
+        """INSERT INTO scirag.eligibility_decisions
+             (campaign_id, record_id, download_id, decision, reason, decider, supersedes)
+           VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+        (campaign.id, record_id, row[0], decision, reason, decider, prev[0] if prev else None),
+    ).fetchone()[0]
+    failpoint("assess.before_commit")
+    conn.commit()
+    return eid
+
+
+# ---------------------------------------------------------------------------------------
 # PRISMA 2020
 # ---------------------------------------------------------------------------------------
 
@@ -1021,6 +1078,21 @@ def prisma_counts(conn, campaign: Campaign) -> dict:
         f"""SELECT count(*) {decided} AND d.decision = 'include' AND EXISTS (
               SELECT 1 FROM scirag.campaign_downloads w WHERE w.record_id = d.record_id AND w.status = 'ok')"""
     )
+    ft_reasons = dict(
+        conn.execute(
+            f"""SELECT e.reason, count(*) FROM scirag.campaign_current_eligibility e
+                WHERE e.campaign_id = %s AND e.decision = 'exclude' AND e.record_id IN (SELECT d.record_id {decided}
+                  AND d.decision = 'include' AND EXISTS (SELECT 1 FROM scirag.campaign_downloads w
+                                                         WHERE w.record_id = d.record_id AND w.status = 'ok'))
+                GROUP BY 1 ORDER BY 2 DESC, 1""",
+            (campaign.id, campaign.id),
+        ).fetchall()
+    )
+    assessed = one(
+        f"""SELECT count(*) {decided} AND d.decision = 'include'
+              AND EXISTS (SELECT 1 FROM scirag.campaign_downloads w WHERE w.record_id = d.record_id AND w.status = 'ok')
+              AND EXISTS (SELECT 1 FROM scirag.campaign_current_eligibility e WHERE e.record_id = d.record_id)"""
+    )
     c = {
         "identified": sum(per_source.values()),
         "identified_per_source": per_source,
@@ -1034,9 +1106,12 @@ def prisma_counts(conn, campaign: Campaign) -> dict:
         "sought_for_retrieval": sought,
         "not_retrieved": sought - retrieved,
         "retrieved": retrieved,
-        # no full-text eligibility step yet: every retrieved report is assessed and included
-        "assessed_for_eligibility": retrieved,
-        "included": retrieved,
+        # full text: a retrieved report is assessed once it has an eligibility decision
+        "assessed_for_eligibility": assessed,
+        "awaiting_full_text_assessment": retrieved - assessed,
+        "reports_excluded": sum(ft_reasons.values()),
+        "reports_excluded_reasons": ft_reasons,
+        "included": assessed - sum(ft_reasons.values()),
     }
     return c
 
@@ -1058,6 +1133,12 @@ def prisma_violations(c: dict) -> list[str]:
         out.append("sought != retrieved + not retrieved")
     if c["included"] > c["assessed_for_eligibility"] or c["assessed_for_eligibility"] > c["retrieved"]:
         out.append("included > assessed or assessed > retrieved")
+    if c["assessed_for_eligibility"] + c["awaiting_full_text_assessment"] != c["retrieved"]:
+        out.append("assessed + awaiting full-text assessment != retrieved")
+    if c["reports_excluded"] != sum(c["reports_excluded_reasons"].values()):
+        out.append("reports excluded != sum over reasons")
+    if c["included"] != c["assessed_for_eligibility"] - c["reports_excluded"]:
+        out.append("included != assessed - reports excluded")
     if any(v < 0 for v in c.values() if isinstance(v, int)):
         out.append("a negative count")
     return out
@@ -1083,7 +1164,11 @@ def prisma_svg(c: dict, title: str) -> str:
         ["Duplicate records removed", f"n = {c['duplicates_removed']}"],
         ["Records excluded", f"n = {c['excluded']}"] + reasons,
         ["Reports not retrieved", f"n = {c['not_retrieved']}"],
-        ["Reports excluded", "n = 0"],
+        ["Reports excluded", f"n = {c['reports_excluded']}"]
+        + [f"{k}: {v}" for k, v in list(c["reports_excluded_reasons"].items())[:8]]
+        + (
+            [f"awaiting assessment: {c['awaiting_full_text_assessment']}"] if c["awaiting_full_text_assessment"] else []
+        ),
         None,
     ]
     y, h_row, out = 50, 110, []
@@ -1130,9 +1215,11 @@ def report(conn, campaign: Campaign, folder: Path, echo=print) -> dict:
                   (SELECT w.path FROM scirag.campaign_downloads w WHERE w.record_id = r.id AND w.status = 'ok'
                    ORDER BY w.id DESC LIMIT 1),
                   (SELECT w.license FROM scirag.campaign_downloads w WHERE w.record_id = r.id AND w.status = 'ok'
-                   ORDER BY w.id DESC LIMIT 1)
+                   ORDER BY w.id DESC LIMIT 1),
+                  e.decision, e.reason
            FROM scirag.campaign_records r
            LEFT JOIN scirag.campaign_current_decisions d ON d.record_id = r.id
+           LEFT JOIN scirag.campaign_current_eligibility e ON e.record_id = r.id
            WHERE r.campaign_id = %s ORDER BY r.id""",
         (campaign.id,),
     ).fetchall()
@@ -1140,14 +1227,16 @@ def report(conn, campaign: Campaign, folder: Path, echo=print) -> dict:
         w = csv.writer(fh)
         w.writerow(
             ["record_id", "source", "source_id", "doi", "title", "year", "duplicate_of", "decision", "reason"]
-            + ["decider", "decided_by", "decided_at", "pdf", "license"]
+            + ["decider", "decided_by", "decided_at", "pdf", "license", "eligibility", "eligibility_reason"]
         )
         for r in rows:
             w.writerow(["" if v is None else v for v in r])
     echo(
         f"identified {c['identified']} ({', '.join(f'{k} {v}' for k, v in c['identified_per_source'].items())}), "
         f"duplicates {c['duplicates_removed']}, screened {c['screened']}, excluded {c['excluded']}, "
-        f"sought {c['sought_for_retrieval']}, not retrieved {c['not_retrieved']}, included {c['included']}; "
+        f"sought {c['sought_for_retrieval']}, not retrieved {c['not_retrieved']}, assessed "
+        f"{c['assessed_for_eligibility']} ({c['awaiting_full_text_assessment']} awaiting), reports excluded "
+        f"{c['reports_excluded']}, included {c['included']}; "
         f"{folder / 'prisma.svg'}"
     )
     return c

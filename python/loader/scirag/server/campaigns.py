@@ -133,6 +133,22 @@ def fetch(dsn: str, role: str, name: str, max_records: int) -> dict:
         return {"campaign": c.name, **counts, "done": counts["remaining"] == 0}
 
 
+def reports(dsn: str, role: str, name: str, n: int) -> dict:
+    with _conn(dsn, role) as conn:
+        c = _get(conn, name)
+        return {"campaign": c.name, "reports": campaign.reports_to_assess(conn, c, n), "reasons": c.exclusion_reasons}
+
+
+def assess(dsn: str, role: str, name: str, record_id: int, decision: str, reason: str | None) -> dict:
+    with _conn(dsn, role) as conn:
+        c = _get(conn, name)
+        try:
+            eid = campaign.assess(conn, c, record_id, decision, reason)
+        except campaign.CampaignError as exc:
+            raise Problem(400, "invalid_argument", "Invalid argument", str(exc)) from None
+        return {"eligibility_id": eid, "record_id": record_id, "decision": decision, "reason": reason}
+
+
 def prisma_svg(dsn: str, role: str, name: str) -> str:
     with _conn(dsn, role) as conn:
         c = _get(conn, name)
@@ -156,6 +172,15 @@ class CampaignIn(BaseModel):
     criteria: str | None = Field(None, max_length=5000, description="eligibility criteria in words")
 
 
+class AssessIn(BaseModel):
+    """A full-text eligibility decision on a retrieved report (supersedes any earlier one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    record_id: int = Field(ge=1)
+    decision: Literal["eligible", "exclude"]
+    reason: str | None = Field(None, max_length=500, description="required for exclude: one of the campaign's reasons")
+
+
 class DiscoverIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_pages: int = Field(5, ge=1, le=50, description="result pages fetched by this call, over all sources")
@@ -168,7 +193,7 @@ class StepIn(BaseModel):
 
 def add_step_routes(app, caller, json_response) -> None:
     """REST: create a campaign, discover, resolve, fetch (bounded steps), the PRISMA SVG."""
-    from fastapi import Path as PathParam
+    from fastapi import Path as PathParam, Query
     from fastapi.responses import Response
     from starlette.concurrency import run_in_threadpool
 
@@ -193,6 +218,17 @@ def add_step_routes(app, caller, json_response) -> None:
     async def campaign_fetch(name: Name, ident: caller, body: StepIn | None = None):
         body = body or StepIn()
         return json_response(await run_in_threadpool(fetch, dsn, ident.role, name, body.max_records))
+
+    @app.get(
+        "/v1/campaigns/{name}/reports", tags=["campaigns"], summary="Retrieved reports awaiting full-text assessment"
+    )
+    async def campaign_reports(name: Name, ident: caller, n: Annotated[int, Query(ge=1, le=100)] = 10):
+        return json_response(await run_in_threadpool(reports, dsn, ident.role, name, n))
+
+    @app.post("/v1/campaigns/{name}/eligibility", tags=["campaigns"], summary="Record a full-text eligibility decision")
+    async def campaign_assess(name: Name, body: AssessIn, ident: caller):
+        args = (dsn, ident.role, name, body.record_id, body.decision, body.reason)
+        return json_response(await run_in_threadpool(assess, *args))
 
     @app.get("/v1/campaigns/{name}/prisma.svg", tags=["campaigns"], summary="PRISMA 2020 flow diagram")
     async def campaign_prisma_svg(name: Name, ident: caller):
@@ -262,3 +298,29 @@ def add_step_tools(mcp, campaign_call, campaign_name) -> None:
         max_records: Annotated[int, Field(description="records in this call", ge=1, le=500)] = 20,
     ) -> dict[str, Any]:
         return await campaign_call(fetch, ctx, "campaign_fetch", campaign, max_records)
+
+    @mcp.tool(
+        description="Full-text eligibility: the retrieved reports of a campaign that wait for a decision "
+        "(record id, title, PDF path in the campaign folder, pages, license).",
+        structured_output=True,
+    )
+    async def campaign_reports(
+        campaign: campaign_name,
+        ctx: Context,
+        n: Annotated[int, Field(description="reports", ge=1, le=100)] = 10,
+    ) -> dict[str, Any]:
+        return await campaign_call(reports, ctx, "campaign_reports", campaign, n)
+
+    @mcp.tool(
+        description="Record a full-text eligibility decision on a retrieved report: eligible, or exclude with "
+        "one of the campaign's reasons; it supersedes any earlier one.",
+        structured_output=True,
+    )
+    async def campaign_assess(
+        campaign: campaign_name,
+        record_id: Annotated[int, Field(description="record id (from campaign_reports)", ge=1)],
+        decision: Literal["eligible", "exclude"],
+        ctx: Context,
+        reason: Annotated[str | None, Field(description="exclusion reason", max_length=500)] = None,
+    ) -> dict[str, Any]:
+        return await campaign_call(assess, ctx, "campaign_assess", campaign, record_id, decision, reason)
