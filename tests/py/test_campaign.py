@@ -109,6 +109,7 @@ def server(monkeypatch):
     monkeypatch.setenv("SCIRAG_UNPAYWALL_URL", s.url + "/unpaywall")
     monkeypatch.setenv("SCIRAG_CAMPAIGN_MIN_INTERVAL", "0")
     monkeypatch.setenv("SCIRAG_CAMPAIGN_PAGE_SIZE", "2")  # the recorded pages hold 2 records each
+    monkeypatch.setenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE", "1")  # the recorded PDFs are served on the loopback
     yield s
     s.close()
 
@@ -266,6 +267,7 @@ def cli_env(dsn, server):
         SCIRAG_UNPAYWALL_URL=server.url + "/unpaywall",
         SCIRAG_CAMPAIGN_MIN_INTERVAL="0",
         SCIRAG_CAMPAIGN_PAGE_SIZE="2",
+        SCIRAG_CAMPAIGN_FETCH_PRIVATE="1",
     )
     return env
 
@@ -530,3 +532,19 @@ def test_model_screener_hands_doubt_to_a_person_never_excludes_it(conn):
         (c.id,),
     ).fetchall()
     assert decided_by == [("llm", "recorded")]
+
+
+def test_fetch_refuses_non_public_addresses(server, tmp_path, monkeypatch):
+    """PDF URLs come from third-party metadata: a loopback or private address, directly
+    or through a redirect from a public name, is refused unless allowed."""
+    server.routes[("/files/ok.pdf", "*")] = [(200, {"Content-Type": "application/pdf"}, PDF)]
+    monkeypatch.delenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE")
+    folder = tmp_path / "camp"
+    for url in (server.url + "/files/ok.pdf", "http://10.1.2.3/x.pdf", "http://[::1]:9/x.pdf"):
+        with pytest.raises(campaign.FetchFailed, match="refusing a non-public address"):
+            campaign.download_pdf(url, folder / "pdfs" / "1.pdf", folder)
+    with pytest.raises(campaign.FetchFailed, match="cannot resolve host"):
+        campaign.download_pdf("http://no-such-host.invalid/x.pdf", folder / "pdfs" / "1.pdf", folder)
+    assert not (folder / "pdfs" / "1.pdf").exists()
+    monkeypatch.setenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE", "1")
+    assert campaign.download_pdf(server.url + "/files/ok.pdf", folder / "pdfs" / "1.pdf", folder)["pages"] == 2

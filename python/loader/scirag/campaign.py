@@ -829,6 +829,28 @@ def _inside(folder: Path, target: Path) -> Path:
     return resolved
 
 
+def _public_address(url: str) -> None:
+    """Refuse a URL whose host resolves to a loopback, private, link-local or otherwise
+    non-public address: PDF URLs come from third-party metadata, and the server runs
+    fetch for API keys (SCIRAG_CAMPAIGN_FETCH_PRIVATE=1 allows them, e.g. for a
+    repository on the local network, or tests)."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    if os.environ.get("SCIRAG_CAMPAIGN_FETCH_PRIVATE") == "1":
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        raise FetchFailed(f"cannot resolve host {host[:200]!r}") from None
+    for info in infos:
+        ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        if not ip.is_global:
+            raise FetchFailed(f"refusing a non-public address: {host[:200]} is {ip}")
+
+
 def download_pdf(url: str, target: Path, folder: Path, session: Any = None, timeout: float = 30.0) -> dict:
     """GET url (at most MAX_REDIRECTS redirects, http/https only), require HTTP 200, a PDF
     content type, the %PDF magic, at most MAX_PDF_BYTES and pages pypdf can count; write
@@ -845,6 +867,7 @@ def download_pdf(url: str, target: Path, folder: Path, session: Any = None, time
     for hop in range(MAX_REDIRECTS + 1):
         if not re.match(r"^https?://", current):
             raise FetchFailed(f"not an http(s) URL: {current[:200]}")
+        _public_address(current)  # every hop: a public URL may redirect inward
         try:
             resp = sess.get(
                 current, stream=True, allow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT}
