@@ -183,3 +183,24 @@ def test_features_of_a_tiny_or_wordless_campaign_do_not_fail():
     assert screening.features(["", "!", "?"]).shape[0] == 3
     picks, _ = screening.next_records(screening.Model(), screening.features(same), {0: 1, 1: 0}, 2)
     assert len(picks) == 2
+
+
+def test_leave_one_set_out_weight_choice_never_looks_at_the_held_out_set():
+    """scripts/tune_screening.py picks the naive-Bayes weight for each held-out set on
+    the other sets only: a weight that is best on the held-out set but worse elsewhere
+    is not picked for it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tune_screening", ROOT / "scripts" / "tune_screening.py")
+    tune = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune)
+    table = {"A": {0.0: 0.5, 1.0: 0.6}, "B": {0.0: 0.5, 1.0: 0.6}, "C": {0.0: 0.9, 1.0: 0.1}}
+    rows, overall = tune.lodo(table, [0.0, 1.0])
+    assert {r["held_out"]: (r["weight"], r["wss95"]) for r in rows} == {
+        "A": (0.0, 0.5),
+        "B": (0.0, 0.5),
+        "C": (1.0, 0.1),
+    }
+    assert overall == 0.0
+    tie = {"A": {0.0: 0.5, 1.0: 0.5}, "B": {0.0: 0.4, 1.0: 0.4}}
+    assert tune.lodo(tie, [1.0, 0.0])[1] == 0.0  # a tie goes to the smaller weight
