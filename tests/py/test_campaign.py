@@ -548,3 +548,35 @@ def test_fetch_refuses_non_public_addresses(server, tmp_path, monkeypatch):
     assert not (folder / "pdfs" / "1.pdf").exists()
     monkeypatch.setenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE", "1")
     assert campaign.download_pdf(server.url + "/files/ok.pdf", folder / "pdfs" / "1.pdf", folder)["pages"] == 2
+
+
+def test_assess_interactive_and_its_errors(server, conn, dsn):
+    """`scirag campaign assess` at the prompt: the first waiting report is excluded with
+    reason 2, the next found eligible; records without a retrieved report are not shown."""
+    c = new_campaign(conn)
+    rel, irr = seed_records(conn, c, n_rel=3, n_irr=1)
+    for rid in rel:
+        campaign.decide(conn, c, rid, "include")
+    for rid in rel[:2]:  # two retrieved reports; rel[2] was not retrieved
+        conn.execute(
+            """INSERT INTO scirag.campaign_downloads (campaign_id, record_id, url, status, sha256, pages, path)
+               VALUES (%s, %s, 'https://example.org/x.pdf', 'ok', %s, 1, %s)""",
+            (c.id, rid, "0" * 64, f"pdfs/{rid}.pdf"),
+        )
+    conn.commit()
+    env = cli_env(dsn, server)
+    p = subprocess.run([str(SCIRAG), "campaign", "assess", c.name], input="x\n2\ny\nq\n", env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "No retrieved report waits" in p.stdout
+    rows = conn.execute(
+        "SELECT record_id, decision, reason, decider FROM scirag.eligibility_decisions WHERE campaign_id = %s ORDER BY id",
+        (c.id,),
+    ).fetchall()
+    assert rows == [(rel[0], "exclude", c.exclusion_reasons[1], "human"), (rel[1], "eligible", None, "human")]
+    with pytest.raises(campaign.CampaignError, match="no retrieved report"):
+        campaign.assess(conn, c, rel[2], "eligible")
+    with pytest.raises(campaign.CampaignError, match="choose eligible or exclude"):
+        campaign.assess(conn, c, rel[0], "include")
+    counts = campaign.prisma_counts(conn, c)
+    assert campaign.prisma_violations(counts) == []
+    assert (counts["retrieved"], counts["assessed_for_eligibility"], counts["reports_excluded"], counts["included"]) == (2, 2, 1, 1)  # fmt: skip
