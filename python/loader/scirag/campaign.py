@@ -974,7 +974,7 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
                 conn.commit()
                 counts["failed"] += 1
     manifest = write_manifest(conn, campaign, folder)
-    counts["manifest_entries"] = sum(1 for _ in open(manifest, encoding="utf-8"))
+    counts["manifest_entries"] = manifest.read_text(encoding="utf-8").count("\n")
     echo(
         f"fetched {counts['ok']} PDFs ({counts['failed']} failed attempts, {counts['skipped']} already there, "
         f"{counts['no_pdf_location']} records without a direct PDF); manifest {manifest}"
