@@ -359,7 +359,7 @@ def test_screening_cli_ranks_relevant_first_and_supersedes(server, conn, dsn):
         "SELECT decider, decided_by, model, training_size FROM scirag.screening_decisions WHERE campaign_id = %s ORDER BY id DESC LIMIT 1",
         (c.id,),
     ).fetchone()
-    assert who[0] == "human" and who[1] == "scirag_loader" and who[2] == "tfidf12-svm+nb" and who[3] == 3
+    assert who[0] == "human" and who[1] == "scirag_loader" and who[2] == "tfidf12-svm" and who[3] == 3
 
 
 def test_resolve_fetch_manifest_and_prisma(server, conn, tmp_path):
