@@ -204,3 +204,23 @@ def test_leave_one_set_out_weight_choice_never_looks_at_the_held_out_set():
     assert overall == 0.0
     tie = {"A": {0.0: 0.5, 1.0: 0.5}, "B": {0.0: 0.4, 1.0: 0.4}}
     assert tune.lodo(tie, [1.0, 0.0])[1] == 0.0  # a tie goes to the smaller weight
+
+
+def test_minilm_features_sit_beside_tfidf_and_the_eval_names_them(tmp_path, run_cli):
+    """--minilm W appends W x the project's MiniLM embedding (384 columns) to the TF-IDF
+    columns; the eval run names the features; naive Bayes refuses them."""
+    from scirag_helpers.embedder import Embedder
+
+    texts = ["straw ash slagging in boilers", "blood pressure trial", "potassium fouling of superheaters"]
+    T = screening.features(texts)
+    X = screening.features(texts, minilm=0.5)
+    assert X.shape == (3, T.shape[1] + 384)
+    assert np.allclose(X[:, : T.shape[1]].toarray(), T.toarray())
+    assert np.allclose(X[:, T.shape[1] :].toarray(), 0.5 * Embedder().embed(texts), atol=1e-6)
+    data = screening.load_dataset(write_csv(tmp_path / "m.csv.gz", make_set(120, 6)))
+    with pytest.raises(ValueError, match="naive Bayes needs non-negative features"):
+        screening.evaluate(data, 1, screening.Model(nb_weight=1.0), minilm=0.5)
+    proc = run_cli("eval", "screening", str(tmp_path / "m.csv.gz"), "--seeds", "1", "--json", "--no-store", "--minilm", "0.5")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["model"] == "tfidf12-svm+minilm0.5" and 0 <= out["wss95"] <= 1

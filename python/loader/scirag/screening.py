@@ -78,8 +78,25 @@ def load_dataset(path: Path) -> Dataset:
     return Dataset(name, ids, titles, texts, y)
 
 
-def features(texts: list[str]):
-    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts."""
+MINILM_WEIGHT = 0.5  # --minilm's suggested weight: chosen on NSAIDS, Triptans, ADHD (docs/campaigns.md)
+
+
+def features(texts: list[str], minilm: float = 0.0):
+    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts; with ``minilm``
+    > 0 the records' MiniLM embeddings (the project's one embedder, unit length) are
+    appended as ``minilm`` x 384 more columns (for the SVM; naive Bayes cannot take
+    their negative values)."""
+    X = _tfidf(texts)
+    if minilm <= 0:
+        return X
+    from scipy.sparse import csr_matrix, hstack
+    from scirag_helpers.embedder import Embedder
+
+    E = Embedder(threads=1).embed(texts)
+    return hstack([X, csr_matrix(E * np.float32(minilm))], format="csr", dtype=np.float32)
+
+
+def _tfidf(texts: list[str]):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_df=0.95, dtype=np.float32)
@@ -242,11 +259,16 @@ def metrics(order: list[int], labels: np.ndarray) -> dict:
     }
 
 
-def evaluate(dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0) -> dict:
-    """Simulate ``seeds`` runs; per-seed rows and their means."""
+def evaluate(
+    dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0, minilm: float = 0.0
+) -> dict:
+    """Simulate ``seeds`` runs; per-seed rows and their means. ``minilm``: the weight of
+    MiniLM embedding features beside TF-IDF (0: TF-IDF only)."""
     model = model or Model()
+    if minilm > 0 and model.nb_weight:
+        raise ValueError("MiniLM features go with the SVM alone: naive Bayes needs non-negative features")
     t0 = time.process_time()
-    X = features(dataset.texts)
+    X = features(dataset.texts, minilm)
     feat_s = time.process_time() - t0
     rows = []
     for seed in range(first_seed, first_seed + seeds):
@@ -261,7 +283,7 @@ def evaluate(dataset: Dataset, seeds: int, model: Model | None = None, first_see
     mean["recall_at_stop"] = float(np.mean([r["recall_at_stop"] for r in rows]))
     return {
         "dataset": dataset.name,
-        "model": model.name,
+        "model": model.name + (f"+minilm{minilm:g}" if minilm > 0 else ""),
         "records": len(dataset.labels),
         "included": int(dataset.labels.sum()),
         "seeds": seeds,
