@@ -150,3 +150,57 @@ def tiny_pdf(pages: int = 2) -> bytes:
     buf = io.BytesIO()
     w.write(buf)
     return buf.getvalue()
+
+
+def unpaywall_response(doi: str, pdf: str | None, license: str | None = "cc-by", landing: str | None = None) -> dict:
+    """Unpaywall ``GET /v2/{doi}?email=...``: the DOI object with ``best_oa_location``
+    and ``oa_locations`` (``url``, ``url_for_pdf``, ``url_for_landing_page``, ``license``,
+    ``version``, ``host_type``, ...)."""
+    landing = landing or f"https://example.org/landing/{doi}"
+    loc = {
+        "endpoint_id": None,
+        "evidence": "open (via page says license)",
+        "host_type": "publisher",
+        "is_best": True,
+        "license": license,
+        "oa_date": "2020-05-01",
+        "pmh_id": None,
+        "repository_institution": None,
+        "updated": "2024-01-01T00:00:00.000000",
+        "url": pdf or landing,
+        "url_for_landing_page": landing,
+        "url_for_pdf": pdf,
+        "version": "publishedVersion",
+    }
+    return {
+        "doi": doi,
+        "doi_url": f"https://doi.org/{doi}",
+        "title": "A record",
+        "genre": "journal-article",
+        "is_paratext": False,
+        "is_oa": bool(pdf),
+        "oa_status": "gold" if pdf else "closed",
+        "has_repository_copy": False,
+        "journal_name": "Fuel",
+        "publisher": "Elsevier BV",
+        "year": 2020,
+        "best_oa_location": loc if pdf else None,
+        "first_oa_location": loc if pdf else None,
+        "oa_locations": [loc] if pdf else [],
+        "oa_locations_embargoed": [],
+        "z_authors": [{"given": "Ada", "family": "Lovelace", "sequence": "first"}],
+        "updated": "2024-01-01T00:00:00.000000",
+        "data_standard": 2,
+    }
+
+
+def chat_completion(content: str) -> dict:
+    """An OpenAI-compatible ``POST /chat/completions`` answer carrying ``content``."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1735689600,
+        "model": "llama3.1",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140},
+    }

@@ -33,16 +33,23 @@ ABSTRACT = "straw ash slagging deposits in biomass boilers"
 
 class Server:
     """Routes: /openalex/works (by page), /crossref/works (by cursor), /arxiv/api/query
-    (by start), /files/NAME. Each answer: (status, headers, body[, delay seconds])."""
+    (by start), /files/NAME. Each answer: (status, headers, body[, delay seconds[, stall
+    seconds after half the body]])."""
 
     def __init__(self):
         self.routes: dict[tuple[str, str], list] = {}
         self.log: list[tuple[str, str]] = []
+        self.posted: list[tuple[str, bytes]] = []  # (path, body) of every POST
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                outer.posted.append((urlparse(self.path).path, self.rfile.read(n)))
+                self.do_GET()
 
             def do_GET(self):
                 u = urlparse(self.path)
@@ -51,11 +58,12 @@ class Server:
                 outer.log.append((u.path, key))
                 answers = outer.routes.get((u.path, key)) or outer.routes.get((u.path, "*"))
                 if not answers:
-                    status, headers, body, delay = 404, {"Content-Type": "text/plain"}, b"not found", 0
+                    status, headers, body, delay, stall = 404, {"Content-Type": "text/plain"}, b"not found", 0, 0
                 else:
                     a = answers.pop(0) if len(answers) > 1 else answers[0]
                     status, headers, body = a[:3]
                     delay = a[3] if len(a) > 3 else 0
+                    stall = a[4] if len(a) > 4 else 0  # send half the body, then hang this long
                 if delay:
                     time.sleep(delay)
                 if isinstance(body, (dict, list)):
@@ -69,6 +77,10 @@ class Server:
                     self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 try:
+                    if stall:
+                        self.wfile.write(body[: len(body) // 2])
+                        self.wfile.flush()
+                        time.sleep(stall)
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
@@ -97,6 +109,7 @@ def server(monkeypatch):
     monkeypatch.setenv("SCIRAG_UNPAYWALL_URL", s.url + "/unpaywall")
     monkeypatch.setenv("SCIRAG_CAMPAIGN_MIN_INTERVAL", "0")
     monkeypatch.setenv("SCIRAG_CAMPAIGN_PAGE_SIZE", "2")  # the recorded pages hold 2 records each
+    monkeypatch.setenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE", "1")  # the recorded PDFs are served on the loopback
     yield s
     s.close()
 
@@ -251,8 +264,10 @@ def cli_env(dsn, server):
         SCIRAG_OPENALEX_URL=server.url + "/openalex",
         SCIRAG_CROSSREF_URL=server.url + "/crossref",
         SCIRAG_ARXIV_URL=server.url + "/arxiv",
+        SCIRAG_UNPAYWALL_URL=server.url + "/unpaywall",
         SCIRAG_CAMPAIGN_MIN_INTERVAL="0",
         SCIRAG_CAMPAIGN_PAGE_SIZE="2",
+        SCIRAG_CAMPAIGN_FETCH_PRIVATE="1",
     )
     return env
 
@@ -344,7 +359,7 @@ def test_screening_cli_ranks_relevant_first_and_supersedes(server, conn, dsn):
         "SELECT decider, decided_by, model, training_size FROM scirag.screening_decisions WHERE campaign_id = %s ORDER BY id DESC LIMIT 1",
         (c.id,),
     ).fetchone()
-    assert who[0] == "human" and who[1] == "scirag_loader" and who[2] == "tfidf12-svm+nb" and who[3] == 3
+    assert who[0] == "human" and who[1] == "scirag_loader" and who[2] == "tfidf12-svm" and who[3] == 3
 
 
 def test_resolve_fetch_manifest_and_prisma(server, conn, tmp_path):
@@ -437,9 +452,19 @@ def test_prisma_rules_catch_planted_inconsistencies():
         "not_retrieved": 1,
         "retrieved": 2,
         "assessed_for_eligibility": 2,
-        "included": 2,
+        "awaiting_full_text_assessment": 0,
+        "reports_excluded": 1,
+        "reports_excluded_reasons": {"wrong population": 1},
+        "included": 1,
     }
     assert campaign.prisma_violations(good) == []
+    assert "included != assessed - reports excluded" in campaign.prisma_violations({**good, "included": 2})
+    assert "assessed + awaiting full-text assessment != retrieved" in campaign.prisma_violations(
+        {**good, "awaiting_full_text_assessment": 1}
+    )
+    assert "reports excluded != sum over reasons" in campaign.prisma_violations(
+        {**good, "reports_excluded_reasons": {}}
+    )
     assert "screened > identified - duplicates removed" in campaign.prisma_violations({**good, "screened": 9})
     assert "excluded > screened" in campaign.prisma_violations({**good, "excluded": 9, "excluded_reasons": {"x": 9}})
     assert "sought != retrieved + not retrieved" in campaign.prisma_violations({**good, "not_retrieved": 2})
@@ -507,3 +532,51 @@ def test_model_screener_hands_doubt_to_a_person_never_excludes_it(conn):
         (c.id,),
     ).fetchall()
     assert decided_by == [("llm", "recorded")]
+
+
+def test_fetch_refuses_non_public_addresses(server, tmp_path, monkeypatch):
+    """PDF URLs come from third-party metadata: a loopback or private address, directly
+    or through a redirect from a public name, is refused unless allowed."""
+    server.routes[("/files/ok.pdf", "*")] = [(200, {"Content-Type": "application/pdf"}, PDF)]
+    monkeypatch.delenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE")
+    folder = tmp_path / "camp"
+    for url in (server.url + "/files/ok.pdf", "http://10.1.2.3/x.pdf", "http://[::1]:9/x.pdf"):
+        with pytest.raises(campaign.FetchFailed, match="refusing a non-public address"):
+            campaign.download_pdf(url, folder / "pdfs" / "1.pdf", folder)
+    with pytest.raises(campaign.FetchFailed, match="cannot resolve host"):
+        campaign.download_pdf("http://no-such-host.invalid/x.pdf", folder / "pdfs" / "1.pdf", folder)
+    assert not (folder / "pdfs" / "1.pdf").exists()
+    monkeypatch.setenv("SCIRAG_CAMPAIGN_FETCH_PRIVATE", "1")
+    assert campaign.download_pdf(server.url + "/files/ok.pdf", folder / "pdfs" / "1.pdf", folder)["pages"] == 2
+
+
+def test_assess_interactive_and_its_errors(server, conn, dsn):
+    """`scirag campaign assess` at the prompt: the first waiting report is excluded with
+    reason 2, the next found eligible; records without a retrieved report are not shown."""
+    c = new_campaign(conn)
+    rel, irr = seed_records(conn, c, n_rel=3, n_irr=1)
+    for rid in rel:
+        campaign.decide(conn, c, rid, "include")
+    for rid in rel[:2]:  # two retrieved reports; rel[2] was not retrieved
+        conn.execute(
+            """INSERT INTO scirag.campaign_downloads (campaign_id, record_id, url, status, sha256, pages, path)
+               VALUES (%s, %s, 'https://example.org/x.pdf', 'ok', %s, 1, %s)""",
+            (c.id, rid, "0" * 64, f"pdfs/{rid}.pdf"),
+        )
+    conn.commit()
+    env = cli_env(dsn, server)
+    p = subprocess.run([str(SCIRAG), "campaign", "assess", c.name], input="x\n2\ny\nq\n", env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "No retrieved report waits" in p.stdout
+    rows = conn.execute(
+        "SELECT record_id, decision, reason, decider FROM scirag.eligibility_decisions WHERE campaign_id = %s ORDER BY id",
+        (c.id,),
+    ).fetchall()
+    assert rows == [(rel[0], "exclude", c.exclusion_reasons[1], "human"), (rel[1], "eligible", None, "human")]
+    with pytest.raises(campaign.CampaignError, match="no retrieved report"):
+        campaign.assess(conn, c, rel[2], "eligible")
+    with pytest.raises(campaign.CampaignError, match="choose eligible or exclude"):
+        campaign.assess(conn, c, rel[0], "include")
+    counts = campaign.prisma_counts(conn, c)
+    assert campaign.prisma_violations(counts) == []
+    assert (counts["retrieved"], counts["assessed_for_eligibility"], counts["reports_excluded"], counts["included"]) == (2, 2, 1, 1)  # fmt: skip

@@ -171,3 +171,56 @@ def test_eval_screening_json_and_eval_tables(tmp_path, run_cli, admin_conn):
     bad = run_cli("eval", "screening", str(tmp_path / "missing.csv"))
     assert bad.returncode != 0 and "no such file" in bad.stderr
     assert math.isfinite(out["records_to_all"])
+
+
+def test_features_of_a_tiny_or_wordless_campaign_do_not_fail():
+    """Five records sharing every word (TF-IDF's max_df 0.95 would prune them all) and
+    records with no word at all still get a feature matrix: the screening order of a
+    small campaign must not fail."""
+    same = ["straw ash paper"] * 5
+    X = screening.features(same)
+    assert X.shape[0] == 5 and X.shape[1] >= 1 and X.nnz > 0
+    assert screening.features(["", "!", "?"]).shape[0] == 3
+    picks, _ = screening.next_records(screening.Model(), screening.features(same), {0: 1, 1: 0}, 2)
+    assert len(picks) == 2
+
+
+def test_leave_one_set_out_weight_choice_never_looks_at_the_held_out_set():
+    """scripts/tune_screening.py picks the naive-Bayes weight for each held-out set on
+    the other sets only: a weight that is best on the held-out set but worse elsewhere
+    is not picked for it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tune_screening", ROOT / "scripts" / "tune_screening.py")
+    tune = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune)
+    table = {"A": {0.0: 0.5, 1.0: 0.6}, "B": {0.0: 0.5, 1.0: 0.6}, "C": {0.0: 0.9, 1.0: 0.1}}
+    rows, overall = tune.lodo(table, [0.0, 1.0])
+    assert {r["held_out"]: (r["weight"], r["wss95"]) for r in rows} == {
+        "A": (0.0, 0.5),
+        "B": (0.0, 0.5),
+        "C": (1.0, 0.1),
+    }
+    assert overall == 0.0
+    tie = {"A": {0.0: 0.5, 1.0: 0.5}, "B": {0.0: 0.4, 1.0: 0.4}}
+    assert tune.lodo(tie, [1.0, 0.0])[1] == 0.0  # a tie goes to the smaller weight
+
+
+def test_minilm_features_sit_beside_tfidf_and_the_eval_names_them(tmp_path, run_cli):
+    """--minilm W appends W x the project's MiniLM embedding (384 columns) to the TF-IDF
+    columns; the eval run names the features; naive Bayes refuses them."""
+    from scirag_helpers.embedder import Embedder
+
+    texts = ["straw ash slagging in boilers", "blood pressure trial", "potassium fouling of superheaters"]
+    T = screening.features(texts)
+    X = screening.features(texts, minilm=0.5)
+    assert X.shape == (3, T.shape[1] + 384)
+    assert np.allclose(X[:, : T.shape[1]].toarray(), T.toarray())
+    assert np.allclose(X[:, T.shape[1] :].toarray(), 0.5 * Embedder().embed(texts), atol=1e-6)
+    data = screening.load_dataset(write_csv(tmp_path / "m.csv.gz", make_set(120, 6)))
+    with pytest.raises(ValueError, match="naive Bayes needs non-negative features"):
+        screening.evaluate(data, 1, screening.Model(nb_weight=1.0), minilm=0.5)
+    proc = run_cli("eval", "screening", str(tmp_path / "m.csv.gz"), "--seeds", "1", "--json", "--no-store", "--minilm", "0.5")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["model"] == "tfidf12-svm+minilm0.5" and 0 <= out["wss95"] <= 1

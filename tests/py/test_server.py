@@ -536,6 +536,12 @@ def test_mcp_lists_and_calls_the_tools(server, server_keys, dsn):
         "campaign_next",
         "campaign_decide",
         "campaign_prisma",
+        "campaign_new",
+        "campaign_discover",
+        "campaign_resolve",
+        "campaign_fetch",
+        "campaign_reports",
+        "campaign_assess",
     }
     for t in tools.values():
         assert t.description and t.input_schema["type"] == "object"

@@ -45,9 +45,15 @@ def test_mcp_over_stdio_lists_and_calls_the_tools(dsn, demo_corpus, tmp_path):
     errlog.close()
     assert tools == [
         "answer",
+        "campaign_assess",
         "campaign_decide",
+        "campaign_discover",
+        "campaign_fetch",
+        "campaign_new",
         "campaign_next",
         "campaign_prisma",
+        "campaign_reports",
+        "campaign_resolve",
         "current_scope",
         "get_chunk",
         "get_document",

@@ -45,6 +45,29 @@ class CampaignError(ValueError):
     """A campaign step that cannot go on; the message says why."""
 
 
+_passes: dict[str, int] = {}
+
+
+def failpoint(name: str) -> None:
+    """Crash-test hook: with SCIRAG_CAMPAIGN_KILL_AT=NAME:N in the environment, the N-th
+    time this process passes the point NAME it kills itself with SIGKILL (what a
+    `kill -9` or a power cut does: no cleanup, no commit). Unset, it does nothing. The
+    points: decide.before_commit, llm.before_commit, resolve.before_commit (a record's
+    locations inserted, not committed), fetch.file_in_place (a verified PDF renamed into
+    place, its download row not yet written)."""
+    spec = os.environ.get("SCIRAG_CAMPAIGN_KILL_AT")
+    if not spec:
+        return
+    point, _, nth = spec.rpartition(":")
+    if point != name:
+        return
+    _passes[name] = _passes.get(name, 0) + 1
+    if _passes[name] == int(nth or 1):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 # ---------------------------------------------------------------------------------------
 # Connections and campaigns
 # ---------------------------------------------------------------------------------------
@@ -429,10 +452,20 @@ def _dedup_target(conn, campaign_id: int, rec: dict) -> int | None:
     return None
 
 
-def discover(conn, campaign: Campaign, sessions: dict | None = None, sleep: Callable | None = None, echo=print) -> dict:
+def discover(
+    conn,
+    campaign: Campaign,
+    sessions: dict | None = None,
+    sleep: Callable | None = None,
+    echo=print,
+    max_pages: int | None = None,
+) -> dict:
     """Search each source page by page until it has no more or --max records are kept.
-    Each page and its records commit together; a rerun continues after the last page."""
+    Each page and its records commit together; a rerun continues after the last page.
+    ``max_pages`` bounds the pages fetched by this call (over all sources): the REST and
+    MCP doors take a campaign a bounded step at a time."""
     summary = {}
+    budget = max_pages if max_pages is not None else MAX_PAGES * len(PAGE_SIZE)
     for source in campaign.sources:
         q = source_query(source, campaign.query)
         conn.execute(
@@ -457,7 +490,8 @@ def discover(conn, campaign: Campaign, sessions: dict | None = None, sleep: Call
         client = client_for(source, campaign, (sessions or {}).get(source), sleep)
         size = int(os.environ.get("SCIRAG_CAMPAIGN_PAGE_SIZE") or PAGE_SIZE[source])
         added = 0
-        while cursor is not None and kept < campaign.max_records and page_no <= MAX_PAGES:
+        while cursor is not None and kept < campaign.max_records and page_no <= MAX_PAGES and budget > 0:
+            budget -= 1
             try:
                 recs, nxt = fetch_page(source, client, campaign, q, cursor, min(size, campaign.max_records))
             except (CrossrefError, CampaignError) as exc:
@@ -642,15 +676,21 @@ def decide(
     if not ok:
         raise CampaignError(f"record {record_id} is not in campaign {campaign.name!r}")
     prev = conn.execute(
-        "SELECT decision_id FROM scirag.campaign_current_decisions WHERE campaign_id = %s AND record_id = %s",
+        """SELECT decision_id, decision, reason, decider, decided_by = current_user
+           FROM scirag.campaign_current_decisions WHERE campaign_id = %s AND record_id = %s""",
         (campaign.id, record_id),
     ).fetchone()
+    if prev and prev[1:] == (decision, reason, decider, True):
+        # the same decision by the same person is already the current one (a rerun of a
+        # step that was stopped): nothing to add
+        return prev[0]
     did = conn.execute(
         """INSERT INTO scirag.screening_decisions
              (campaign_id, record_id, decision, reason, decider, model, training_size, score, supersedes)
            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
         (campaign.id, record_id, decision, reason, decider, model, training_size, score, prev[0] if prev else None),
     ).fetchone()[0]
+    failpoint("decide.before_commit")
     conn.commit()
     return did
 
@@ -689,13 +729,17 @@ def included_records(conn, campaign: Campaign) -> list[tuple]:
     ).fetchall()
 
 
-def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print) -> dict:
+def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print, limit: int | None = None) -> dict:
     """OA locations for included records without any yet: the locations the discovery
     source stated (OpenAlex best_oa_location/locations, arXiv PDF, Crossref PDF links),
-    then Unpaywall by DOI when a --mailto is set and nothing direct was found."""
-    counts = {"records": 0, "locations": 0, "none": 0}
+    then Unpaywall by DOI when a --mailto is set and nothing direct was found. ``limit``
+    bounds the records resolved by this call (``remaining`` says how many wait)."""
+    counts = {"records": 0, "locations": 0, "none": 0, "remaining": 0}
     for rid, doi, _title, _a, _y, _v, oa, source, source_id in included_records(conn, campaign):
         if conn.execute("SELECT 1 FROM scirag.oa_resolutions WHERE record_id = %s LIMIT 1", (rid,)).fetchone():
+            continue
+        if limit is not None and counts["records"] >= limit:
+            counts["remaining"] += 1
             continue
         counts["records"] += 1
         src = {"openalex": "openalex", "arxiv": "arxiv", "crossref": "crossref"}[source]
@@ -734,6 +778,7 @@ def resolve(conn, campaign: Campaign, unpaywall_session: Any = None, echo=print)
                     (campaign.id, rid),
                 )
                 counts["none"] += 1
+            failpoint("resolve.before_commit")
         conn.commit()
     echo(f"resolved {counts['records']} records: {counts['locations']} locations, {counts['none']} without any")
     return counts
@@ -784,6 +829,28 @@ def _inside(folder: Path, target: Path) -> Path:
     return resolved
 
 
+def _public_address(url: str) -> None:
+    """Refuse a URL whose host resolves to a loopback, private, link-local or otherwise
+    non-public address: PDF URLs come from third-party metadata, and the server runs
+    fetch for API keys (SCIRAG_CAMPAIGN_FETCH_PRIVATE=1 allows them, e.g. for a
+    repository on the local network, or tests)."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    if os.environ.get("SCIRAG_CAMPAIGN_FETCH_PRIVATE") == "1":
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        raise FetchFailed(f"cannot resolve host {host[:200]!r}") from None
+    for info in infos:
+        ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        if not ip.is_global:
+            raise FetchFailed(f"refusing a non-public address: {host[:200]} is {ip}")
+
+
 def download_pdf(url: str, target: Path, folder: Path, session: Any = None, timeout: float = 30.0) -> dict:
     """GET url (at most MAX_REDIRECTS redirects, http/https only), require HTTP 200, a PDF
     content type, the %PDF magic, at most MAX_PDF_BYTES and pages pypdf can count; write
@@ -800,6 +867,7 @@ def download_pdf(url: str, target: Path, folder: Path, session: Any = None, time
     for hop in range(MAX_REDIRECTS + 1):
         if not re.match(r"^https?://", current):
             raise FetchFailed(f"not an http(s) URL: {current[:200]}")
+        _public_address(current)  # every hop: a public URL may redirect inward
         try:
             resp = sess.get(
                 current, stream=True, allow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT}
@@ -853,12 +921,14 @@ def download_pdf(url: str, target: Path, folder: Path, session: Any = None, time
     return {"http_status": 200, "content_type": ctype, "bytes": size, "sha256": digest.hexdigest(), "pages": pages}
 
 
-def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=print) -> dict:
+def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=print, limit: int | None = None) -> dict:
     """Download a verified PDF for each included record without one, from its resolved
-    direct-PDF locations in order; then write the manifest."""
+    direct-PDF locations in order; then write the manifest. ``limit`` bounds the records
+    tried by this call (``remaining`` says how many wait)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    counts = {"ok": 0, "failed": 0, "skipped": 0, "no_pdf_location": 0}
+    counts = {"ok": 0, "failed": 0, "skipped": 0, "no_pdf_location": 0, "remaining": 0}
+    tried = 0
     for rid, *_ in included_records(conn, campaign):
         if conn.execute(
             "SELECT 1 FROM scirag.campaign_downloads WHERE record_id = %s AND status = 'ok' LIMIT 1", (rid,)
@@ -873,10 +943,15 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
         if not locs:
             counts["no_pdf_location"] += 1
             continue
+        if limit is not None and tried >= limit:
+            counts["remaining"] += 1
+            continue
+        tried += 1
         for res_id, url, lic in locs:
             rel = f"pdfs/{rid}.pdf"
             try:
                 v = download_pdf(url, folder / rel, folder, session)
+                failpoint("fetch.file_in_place")
                 conn.execute(
                     """INSERT INTO scirag.campaign_downloads
                          (campaign_id, record_id, resolution_id, url, status, http_status, content_type, bytes,
@@ -899,6 +974,7 @@ def fetch(conn, campaign: Campaign, folder: Path, session: Any = None, echo=prin
                 conn.commit()
                 counts["failed"] += 1
     manifest = write_manifest(conn, campaign, folder)
+    counts["manifest_entries"] = manifest.read_text(encoding="utf-8").count("\n")
     echo(
         f"fetched {counts['ok']} PDFs ({counts['failed']} failed attempts, {counts['skipped']} already there, "
         f"{counts['no_pdf_location']} records without a direct PDF); manifest {manifest}"
@@ -941,6 +1017,63 @@ def write_manifest(conn, campaign: Campaign, folder: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------
+# Full-text eligibility: a decision on each retrieved report
+# ---------------------------------------------------------------------------------------
+
+
+def reports_to_assess(conn, campaign: Campaign, n: int = 10) -> list[dict]:
+    """Retrieved reports of included records without a full-text decision yet."""
+    rows = conn.execute(
+        """SELECT DISTINCT ON (r.id) r.id, w.id, r.title, r.year, r.authors, w.path, w.pages, w.license
+           FROM scirag.campaign_current_decisions d JOIN scirag.campaign_records r ON r.id = d.record_id
+           JOIN scirag.campaign_downloads w ON w.record_id = r.id AND w.status = 'ok'
+           WHERE d.campaign_id = %s AND d.decision = 'include' AND r.duplicate_of IS NULL
+             AND NOT EXISTS (SELECT 1 FROM scirag.campaign_current_eligibility e WHERE e.record_id = r.id)
+           ORDER BY r.id, w.id DESC LIMIT %s""",
+        (campaign.id, n),
+    ).fetchall()
+    keys = ("record_id", "download_id", "title", "year", "authors", "pdf", "pages", "license")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+def assess(conn, campaign: Campaign, record_id: int, decision: str, reason: str | None = None, decider="human") -> int:
+    """A full-text eligibility decision on the record's retrieved report (superseding any
+    earlier one; the same decision by the same person again adds nothing)."""
+    if decision not in ("eligible", "exclude"):
+        raise CampaignError(f"full-text decision {decision!r}: choose eligible or exclude")
+    if decision == "exclude" and reason not in campaign.exclusion_reasons:
+        raise CampaignError(
+            f"exclusion reason {reason!r} is not one of the campaign's: {', '.join(campaign.exclusion_reasons)}"
+        )
+    if decision == "eligible":
+        reason = None
+    row = conn.execute(
+        """SELECT w.id FROM scirag.campaign_downloads w JOIN scirag.campaign_current_decisions d
+             ON d.record_id = w.record_id AND d.decision = 'include'
+           WHERE w.record_id = %s AND w.campaign_id = %s AND w.status = 'ok' ORDER BY w.id DESC LIMIT 1""",
+        (record_id, campaign.id),
+    ).fetchone()
+    if not row:
+        raise CampaignError(f"record {record_id} has no retrieved report of an included record in {campaign.name!r}")
+    prev = conn.execute(
+        """SELECT eligibility_id, decision, reason, decider, decided_by = current_user
+           FROM scirag.campaign_current_eligibility WHERE campaign_id = %s AND record_id = %s""",
+        (campaign.id, record_id),
+    ).fetchone()
+    if prev and prev[1:] == (decision, reason, decider, True):
+        return prev[0]
+    eid = conn.execute(
+        """INSERT INTO scirag.eligibility_decisions
+             (campaign_id, record_id, download_id, decision, reason, decider, supersedes)
+           VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+        (campaign.id, record_id, row[0], decision, reason, decider, prev[0] if prev else None),
+    ).fetchone()[0]
+    failpoint("assess.before_commit")
+    conn.commit()
+    return eid
+
+
+# ---------------------------------------------------------------------------------------
 # PRISMA 2020
 # ---------------------------------------------------------------------------------------
 
@@ -968,6 +1101,21 @@ def prisma_counts(conn, campaign: Campaign) -> dict:
         f"""SELECT count(*) {decided} AND d.decision = 'include' AND EXISTS (
               SELECT 1 FROM scirag.campaign_downloads w WHERE w.record_id = d.record_id AND w.status = 'ok')"""
     )
+    ft_reasons = dict(
+        conn.execute(
+            f"""SELECT e.reason, count(*) FROM scirag.campaign_current_eligibility e
+                WHERE e.campaign_id = %s AND e.decision = 'exclude' AND e.record_id IN (SELECT d.record_id {decided}
+                  AND d.decision = 'include' AND EXISTS (SELECT 1 FROM scirag.campaign_downloads w
+                                                         WHERE w.record_id = d.record_id AND w.status = 'ok'))
+                GROUP BY 1 ORDER BY 2 DESC, 1""",
+            (campaign.id, campaign.id),
+        ).fetchall()
+    )
+    assessed = one(
+        f"""SELECT count(*) {decided} AND d.decision = 'include'
+              AND EXISTS (SELECT 1 FROM scirag.campaign_downloads w WHERE w.record_id = d.record_id AND w.status = 'ok')
+              AND EXISTS (SELECT 1 FROM scirag.campaign_current_eligibility e WHERE e.record_id = d.record_id)"""
+    )
     c = {
         "identified": sum(per_source.values()),
         "identified_per_source": per_source,
@@ -981,9 +1129,12 @@ def prisma_counts(conn, campaign: Campaign) -> dict:
         "sought_for_retrieval": sought,
         "not_retrieved": sought - retrieved,
         "retrieved": retrieved,
-        # no full-text eligibility step yet: every retrieved report is assessed and included
-        "assessed_for_eligibility": retrieved,
-        "included": retrieved,
+        # full text: a retrieved report is assessed once it has an eligibility decision
+        "assessed_for_eligibility": assessed,
+        "awaiting_full_text_assessment": retrieved - assessed,
+        "reports_excluded": sum(ft_reasons.values()),
+        "reports_excluded_reasons": ft_reasons,
+        "included": assessed - sum(ft_reasons.values()),
     }
     return c
 
@@ -1005,6 +1156,12 @@ def prisma_violations(c: dict) -> list[str]:
         out.append("sought != retrieved + not retrieved")
     if c["included"] > c["assessed_for_eligibility"] or c["assessed_for_eligibility"] > c["retrieved"]:
         out.append("included > assessed or assessed > retrieved")
+    if c["assessed_for_eligibility"] + c["awaiting_full_text_assessment"] != c["retrieved"]:
+        out.append("assessed + awaiting full-text assessment != retrieved")
+    if c["reports_excluded"] != sum(c["reports_excluded_reasons"].values()):
+        out.append("reports excluded != sum over reasons")
+    if c["included"] != c["assessed_for_eligibility"] - c["reports_excluded"]:
+        out.append("included != assessed - reports excluded")
     if any(v < 0 for v in c.values() if isinstance(v, int)):
         out.append("a negative count")
     return out
@@ -1030,7 +1187,11 @@ def prisma_svg(c: dict, title: str) -> str:
         ["Duplicate records removed", f"n = {c['duplicates_removed']}"],
         ["Records excluded", f"n = {c['excluded']}"] + reasons,
         ["Reports not retrieved", f"n = {c['not_retrieved']}"],
-        ["Reports excluded", "n = 0"],
+        ["Reports excluded", f"n = {c['reports_excluded']}"]
+        + [f"{k}: {v}" for k, v in list(c["reports_excluded_reasons"].items())[:8]]
+        + (
+            [f"awaiting assessment: {c['awaiting_full_text_assessment']}"] if c["awaiting_full_text_assessment"] else []
+        ),
         None,
     ]
     y, h_row, out = 50, 110, []
@@ -1077,9 +1238,11 @@ def report(conn, campaign: Campaign, folder: Path, echo=print) -> dict:
                   (SELECT w.path FROM scirag.campaign_downloads w WHERE w.record_id = r.id AND w.status = 'ok'
                    ORDER BY w.id DESC LIMIT 1),
                   (SELECT w.license FROM scirag.campaign_downloads w WHERE w.record_id = r.id AND w.status = 'ok'
-                   ORDER BY w.id DESC LIMIT 1)
+                   ORDER BY w.id DESC LIMIT 1),
+                  e.decision, e.reason
            FROM scirag.campaign_records r
            LEFT JOIN scirag.campaign_current_decisions d ON d.record_id = r.id
+           LEFT JOIN scirag.campaign_current_eligibility e ON e.record_id = r.id
            WHERE r.campaign_id = %s ORDER BY r.id""",
         (campaign.id,),
     ).fetchall()
@@ -1087,14 +1250,16 @@ def report(conn, campaign: Campaign, folder: Path, echo=print) -> dict:
         w = csv.writer(fh)
         w.writerow(
             ["record_id", "source", "source_id", "doi", "title", "year", "duplicate_of", "decision", "reason"]
-            + ["decider", "decided_by", "decided_at", "pdf", "license"]
+            + ["decider", "decided_by", "decided_at", "pdf", "license", "eligibility", "eligibility_reason"]
         )
         for r in rows:
             w.writerow(["" if v is None else v for v in r])
     echo(
         f"identified {c['identified']} ({', '.join(f'{k} {v}' for k, v in c['identified_per_source'].items())}), "
         f"duplicates {c['duplicates_removed']}, screened {c['screened']}, excluded {c['excluded']}, "
-        f"sought {c['sought_for_retrieval']}, not retrieved {c['not_retrieved']}, included {c['included']}; "
+        f"sought {c['sought_for_retrieval']}, not retrieved {c['not_retrieved']}, assessed "
+        f"{c['assessed_for_eligibility']} ({c['awaiting_full_text_assessment']} awaiting), reports excluded "
+        f"{c['reports_excluded']}, included {c['included']}; "
         f"{folder / 'prisma.svg'}"
     )
     return c
@@ -1160,6 +1325,7 @@ def llm_screen(conn, campaign: Campaign, llm, n: int = 10, min_confidence: float
                VALUES (%s, %s, %s, %s, 'llm', %s, %s, %s, %s)""",
             (campaign.id, r["record_id"], decision, reason, getattr(llm, "name", "llm")[:200], model, training, score),
         )
+        failpoint("llm.before_commit")
         conn.commit()
         counts[decision] += 1
     return counts

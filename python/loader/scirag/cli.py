@@ -76,6 +76,7 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
             ("screen", cli_campaign.campaign_screen),
             ("resolve", cli_campaign.campaign_resolve),
             ("fetch", cli_campaign.campaign_fetch),
+            ("assess", cli_campaign.campaign_assess),
             ("report", cli_campaign.campaign_report),
         ],
     ),

@@ -174,6 +174,59 @@ def campaign_fetch(name: str = NameArg, folder: Optional[Path] = FolderOption, d
         campaign.fetch(conn, c, _folder(c, folder))
 
 
+def campaign_assess(
+    name: str = NameArg,
+    next_n: int = typer.Option(0, "--next", min=0, max=100, help="print the next N reports to assess as JSON"),
+    decide: Optional[List[str]] = typer.Option(
+        None, "--decide", help="RECORD_ID=eligible|exclude:REASON (repeat); no prompt"
+    ),
+    folder: Optional[Path] = FolderOption,
+    dsn: Optional[str] = DsnOption,
+):
+    """Full-text eligibility: a decision on each retrieved report (eligible, or excluded
+    with one of the campaign's reasons). Interactive unless --next or --decide."""
+    from scirag import campaign
+
+    conn, c = _open(name, dsn)
+    with conn:
+        if decide:
+            for spec in decide:
+                rid, _, what = spec.partition("=")
+                decision, _, reason = what.partition(":")
+                try:
+                    eid = campaign.assess(conn, c, int(rid), decision.strip(), reason.strip() or None)
+                except (ValueError, campaign.CampaignError) as exc:
+                    raise typer.BadParameter(f"{spec}: {exc}", param_hint="--decide") from None
+                print(f"eligibility {eid}: record {rid} {decision}" + (f" ({reason})" if reason else ""))
+            return
+        if next_n:
+            print(json.dumps({"reports": campaign.reports_to_assess(conn, c, next_n)}))
+            return
+        base = _folder(c, folder)
+        while True:
+            rows = campaign.reports_to_assess(conn, c, 1)
+            if not rows:
+                print("No retrieved report waits for a full-text decision.")
+                return
+            r = rows[0]
+            print(f"\n#{r['record_id']}  {r['title']} ({r['year'] or 'n.d.'}), {r['pages']} pages: {base / r['pdf']}")
+            key = typer.prompt("[y] eligible, [x] exclude, [q]uit", default="q").strip().lower()
+            if key.startswith("q"):
+                return
+            if key.startswith("y"):
+                campaign.assess(conn, c, r["record_id"], "eligible")
+            elif key.startswith("x"):
+                for k, reason in enumerate(c.exclusion_reasons, 1):
+                    print(f"  {k}. {reason}")
+                pick = typer.prompt("reason number", default="1").strip()
+                if not pick.isdigit() or not 1 <= int(pick) <= len(c.exclusion_reasons):
+                    print(f"no reason {pick!r}: not recorded")
+                    continue
+                campaign.assess(conn, c, r["record_id"], "exclude", c.exclusion_reasons[int(pick) - 1])
+            else:
+                print(f"unknown answer {key!r}")
+
+
 def campaign_report(name: str = NameArg, folder: Optional[Path] = FolderOption, dsn: Optional[str] = DsnOption):
     """PRISMA 2020 counts (checked for consistency), flow diagram (prisma.svg) and a
     CSV of every record's decision into the campaign folder."""

@@ -307,6 +307,9 @@ def eval_screening(
     first_seed: int = typer.Option(0, "--first-seed", min=0, max=1_000_000, help="seed of the first review"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object (means and per-seed rows)"),
     store: bool = typer.Option(True, "--store/--no-store", help="write the run to eval_runs/eval_results"),
+    minilm: float = typer.Option(
+        0.0, "--minilm", min=0.0, max=4.0, help="weight of MiniLM embedding features beside TF-IDF (0: off; try 0.5)"
+    ),
     dsn: Optional[str] = DsnOption,
 ):
     """Simulate active-learning title/abstract screening from a labelled set: each seed
@@ -319,7 +322,7 @@ def eval_screening(
         data = screening.load_dataset(dataset)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="DATASET") from None
-    result = screening.evaluate(data, seeds, first_seed=first_seed)
+    result = screening.evaluate(data, seeds, first_seed=first_seed, minilm=minilm)
     if store:
         result["run_id"] = screening.store(dsn or db.default_dsn(), result)
     if as_json:

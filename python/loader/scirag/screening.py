@@ -2,8 +2,8 @@
 
 A record's features are TF-IDF weights of its title and abstract (word unigrams and
 bigrams, sublinear term frequency, fit over every record of the set: a screening set
-is known in full before screening starts). Two linear models are retrained on the
-decisions taken so far as decisions arrive, and the record they find most likely
+is known in full before screening starts). A linear model is retrained on the
+decisions taken so far as decisions arrive, and the record it finds most likely
 relevant is shown next (certainty-based sampling); see ``Model``.
 
 The stopping rule the reviewer sees: the number of consecutive irrelevant decisions
@@ -78,33 +78,64 @@ def load_dataset(path: Path) -> Dataset:
     return Dataset(name, ids, titles, texts, y)
 
 
-def features(texts: list[str]):
-    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts."""
+MINILM_WEIGHT = 0.5  # --minilm's suggested weight: chosen on NSAIDS, Triptans, ADHD (docs/campaigns.md)
+
+
+def features(texts: list[str], minilm: float = 0.0):
+    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts; with ``minilm``
+    > 0 the records' MiniLM embeddings (the project's one embedder, unit length) are
+    appended as ``minilm`` x 384 more columns (for the SVM; naive Bayes cannot take
+    their negative values)."""
+    X = _tfidf(texts)
+    if minilm <= 0:
+        return X
+    from scipy.sparse import csr_matrix, hstack
+    from scirag_helpers.embedder import Embedder
+
+    E = Embedder(threads=1).embed(texts)
+    return hstack([X, csr_matrix(E * np.float32(minilm))], format="csr", dtype=np.float32)
+
+
+def _tfidf(texts: list[str]):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_df=0.95, dtype=np.float32)
-    return vec.fit_transform(texts)
+    try:
+        return vec.fit_transform(texts)
+    except ValueError:  # a tiny campaign whose every term is in more than 95 % of the records, or no words
+        pass
+    try:
+        return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, dtype=np.float32).fit_transform(texts)
+    except ValueError:
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((len(texts), 1), dtype=np.float32)
 
 
 @dataclass
 class Model:
     """The screener's classifier; ``name`` goes into every decision it makes.
 
-    Two linear models over the TF-IDF features, retrained together: a squared-hinge
-    linear SVM (C 0.11) and a multinomial naive Bayes (alpha 3.8), each with the
-    included class up-weighted (``svm_ratio`` / ``nb_ratio``: the included records'
-    total weight relative to the excluded ones'). Their scores are standardised over
-    the pool and summed, naive Bayes at ``nb_weight`` (0.25): the SVM ranks; naive
-    Bayes breaks its ties with the rare terms of the inclusions found so far. Side by
-    side with ASReview LAB's default (scripts/bench_screening.sh, 8 sets x 3 seeds) the
-    weights 1, 0.5 and 0.25 gave mean WSS@95 -0.0033, -0.0025 and -0.0009 against it."""
+    A squared-hinge linear SVM (C 0.11) over the TF-IDF features, with the included
+    class up-weighted (``svm_ratio``: the included records' total weight relative to
+    the excluded ones'); these are the settings of ASReview LAB's ELAS u4 model, taken
+    as they are. Optionally a multinomial naive Bayes (alpha 3.822, ``nb_ratio`` 1.2:
+    ELAS u3's settings) is retrained beside it and its standardised score added at
+    ``nb_weight``. The default weight, 0 (the SVM alone), is the one a
+    leave-one-set-out choice over the weights 0, 0.25 and 1 picks on the eight
+    screening sets; scripts/tune_screening.py reports what that choice gives on sets
+    it did not see (docs/campaigns.md)."""
 
     svm_c: float = 0.11
     svm_ratio: float = 9.8
     nb_alpha: float = 3.822
     nb_ratio: float = 1.2
-    nb_weight: float = 0.25
-    name: str = "tfidf12-svm+nb"
+    nb_weight: float = 0.0
+    name: str = ""
+
+    def __post_init__(self):
+        if not self.name:
+            self.name = "tfidf12-svm" if self.nb_weight == 0 else f"tfidf12-svm+nb{self.nb_weight:g}"
 
     @staticmethod
     def weights(y: np.ndarray, ratio: float) -> np.ndarray:
@@ -119,6 +150,8 @@ class Model:
         Xt = X[train_idx]
         svm = LinearSVC(C=self.svm_c, loss="squared_hinge")
         svm.fit(Xt, y, sample_weight=self.weights(y, self.svm_ratio))
+        if self.nb_weight == 0:
+            return _standardise(svm.decision_function(X[pool_idx]))
         w = self.weights(y, self.nb_ratio)
         c1 = np.asarray(Xt[y == 1].T @ w[y == 1]).ravel() + self.nb_alpha
         c0 = np.asarray(Xt[y == 0].T @ w[y == 0]).ravel() + self.nb_alpha
@@ -226,11 +259,16 @@ def metrics(order: list[int], labels: np.ndarray) -> dict:
     }
 
 
-def evaluate(dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0) -> dict:
-    """Simulate ``seeds`` runs; per-seed rows and their means."""
+def evaluate(
+    dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0, minilm: float = 0.0
+) -> dict:
+    """Simulate ``seeds`` runs; per-seed rows and their means. ``minilm``: the weight of
+    MiniLM embedding features beside TF-IDF (0: TF-IDF only)."""
     model = model or Model()
+    if minilm > 0 and model.nb_weight:
+        raise ValueError("MiniLM features go with the SVM alone: naive Bayes needs non-negative features")
     t0 = time.process_time()
-    X = features(dataset.texts)
+    X = features(dataset.texts, minilm)
     feat_s = time.process_time() - t0
     rows = []
     for seed in range(first_seed, first_seed + seeds):
@@ -245,7 +283,7 @@ def evaluate(dataset: Dataset, seeds: int, model: Model | None = None, first_see
     mean["recall_at_stop"] = float(np.mean([r["recall_at_stop"] for r in rows]))
     return {
         "dataset": dataset.name,
-        "model": model.name,
+        "model": model.name + (f"+minilm{minilm:g}" if minilm > 0 else ""),
         "records": len(dataset.labels),
         "included": int(dataset.labels.sum()),
         "seeds": seeds,

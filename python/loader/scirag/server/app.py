@@ -522,6 +522,10 @@ def create_app(dsn: str, *, local_role: str | None = None, host: str = "127.0.0.
 
         return JSON(await run_in_threadpool(campaigns.prisma, service.dsn, ident.role, name))
 
+    from scirag.server.campaigns import add_step_routes
+
+    add_step_routes(app, Caller, JSON)  # create, discover, resolve, fetch, prisma.svg
+
     @app.get("/screen", include_in_schema=False)
     async def screen_page():
         return FileResponse(STATIC / "screen.html", headers={"Cache-Control": "no-store"})

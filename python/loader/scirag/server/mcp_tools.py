@@ -251,4 +251,8 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
 
         return await campaign_call(campaigns.prisma, ctx, "campaign_prisma", campaign)
 
+    from scirag.server.campaigns import add_step_tools
+
+    add_step_tools(mcp, campaign_call, CampaignName)  # new, discover, resolve, fetch
+
     return mcp
