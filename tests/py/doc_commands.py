@@ -1,7 +1,8 @@
-"""The shell commands shown in README.md and docs/*.md, read from the pages themselves.
+"""The commands shown in README.md and docs/*.md, read from the pages themselves.
 
 A command is a line of a ```bash block (with its backslash continuations and here-document
-bodies), or a `$ ` line of a plain block (a transcript). Full-line comments are not commands.
+bodies), a `$ ` line of a plain block (a transcript), or a whole ```sql block (its
+statements run in one session, as psql would). Full-line comments are not commands.
 tests/py/test_doc_commands.py runs them, or skips them by a stated rule."""
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ SHELL_LANGS = ("bash", "sh", "shell", "console")
 class DocCommand:
     page: str  # relative to the repository, e.g. "docs/library.md"
     line: int  # 1-based line of the command's first line in the page
-    text: str  # as written (continuations and here-document bodies included)
+    text: str  # as written (continuations and here-document bodies included; a SQL block whole)
+    lang: str = "bash"  # "bash" (a shell command) or "sql" (a ```sql block, run as psql would)
 
     @property
     def code(self) -> str:
         """The command without its lines' trailing `  # comment`s (a here-document is kept whole)."""
-        if "<<" in self.text.split("\n", 1)[0]:
+        if self.lang == "sql" or "<<" in self.text.split("\n", 1)[0]:
             return self.text
         return "\n".join(line.split("  #", 1)[0].rstrip() for line in self.text.splitlines())
 
@@ -33,8 +35,14 @@ class DocCommand:
         m = re.search(r"#.*\bexit status (\d+)", self.text)
         return int(m.group(1)) if m else 0
 
+    def statements(self) -> list[str]:
+        """A SQL block's statements, `--` comments removed."""
+        code = "\n".join(line.split("--", 1)[0].rstrip() for line in self.text.splitlines())
+        return [s.strip() for s in code.split(";") if s.strip()]
+
     def __str__(self) -> str:
-        return f"{self.page}:{self.line}: {self.code.splitlines()[0]}"
+        first = self.code.splitlines()[0] if self.code.strip() else ""
+        return f"{self.page}:{self.line}: " + (f"sql: {first}" if self.lang == "sql" else first)
 
 
 def pages() -> list[Path]:
@@ -103,6 +111,8 @@ def doc_commands(paths: list[Path] | None = None) -> list[DocCommand]:
         for lang, start, body in blocks(path.read_text(encoding="utf-8")):
             if lang in SHELL_LANGS:
                 found += [DocCommand(rel, n, t) for n, t in shell_commands(body, start)]
+            elif lang == "sql":
+                found.append(DocCommand(rel, start, "\n".join(body), "sql"))
             elif lang == "":
                 found += [DocCommand(rel, n, t) for n, t in transcript_commands(body, start)]
     return found

@@ -1,4 +1,4 @@
-"""Every shell command shown in README.md and docs/*.md is run as written (issue 25), or
+"""Every shell command and SQL block shown in README.md and docs/*.md is run as written (issue 25), or
 skipped by one of the rules in SKIPPED below, each with its reason (pytest -rs lists every
 skipped command with its rule; pyproject.toml turns -rs on).
 
@@ -73,6 +73,8 @@ SKIPPED: list[tuple[str, list[str]]] = [
         [
             r"^\.venv/bin/scirag (db init \[|ingest PATH\.\.\.|retrieve \"question\"|eval beir DIR|eval pdf FOLDER)",
             r"password=\.\.\.",
+            r"RETURNS TABLE \(chunk_id",  # graph.md: the functions' signatures
+            r"mmr_select\(ids, scores",  # retrieval.md: the deep stages with `ids`, `ARRAY[...]`
         ],
     ),
     (
@@ -127,6 +129,7 @@ FILES: dict[str, dict[str, str]] = {
 SETUP: dict[str, list[str]] = {
     "docs/library.md": [".venv/bin/scirag ingest papers/attention.jsonl"],
     "docs/maintenance.md": [".venv/bin/scirag graph extract"],  # "On the demo corpus (... graph extract done)"
+    "docs/threat-model.md": [".venv/bin/scirag graph extract"],  # entities_visible(ARRAY[1, 2]): graph entities
     # $KEY of the curl example: a key of its own, so the page's `keys revoke alice` leaves it alone
     "docs/server.md": ["KEY=$(.venv/bin/scirag keys add doc-test --role scirag_reader)"],
 }
@@ -150,7 +153,7 @@ EXPECT: dict[tuple[str, str], str] = {
     ("docs/library.md", r"--reparse-all"): r"1 duplicate",
     ("docs/maintenance.md", r"enrich --replay"): r"1 retracted",
     ("docs/maintenance.md", r"^\.venv/bin/scirag retractions"): r"rice-burning",
-    ("docs/answers-and-evaluation.md", r"scirag ask \"How much straw"): r"120,320",
+    ("docs/answers-and-evaluation.md", r"scirag ask \"How much straw"): r"120,320 t(.|\n)*Abstract, line 9, doi",
     ("docs/graph.md", r"graph search"): r"county-straw-2022|Harlan",
     ("docs/retrieval.md", r"preset show high-recall"): r"\{",
     ("docs/server.md", r"keys list"): r"alice",
@@ -201,8 +204,10 @@ def test_extraction_joins_continuations_here_documents_and_transcripts(tmp_path)
         (7, "cat > f <<EOF\na = 1\nEOF"),
         (10, "scripts/x.sh"),
         (14, ".venv/bin/scirag doctor   # exit status 1"),
+        (19, "SELECT 1;"),
     ]
-    assert [c.expected_status for c in found] == [0, 0, 0, 1]
+    assert [c.expected_status for c in found] == [0, 0, 0, 1, 0]
+    assert [c.lang for c in found] == ["bash"] * 4 + ["sql"] and found[-1].statements() == ["SELECT 1"]
     assert found[0].code == ".venv/bin/scirag retrieve \\\n  'q' -k 3"
 
 
@@ -323,6 +328,22 @@ def mcp_initialize(proc: subprocess.Popen, seconds: float = 90) -> str:
     return proc.stdout.readline() if ready else ""
 
 
+def run_sql(cmd: DocCommand, dsn: str) -> list[str]:
+    """A SQL block's statements in one session (as psql runs them); each SELECT must return rows."""
+    stmt = ""
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for stmt in cmd.statements():
+                cur = conn.execute(stmt)
+                if stmt.upper().startswith("SELECT"):
+                    rows = cur.fetchall()
+                    if not rows or rows[0][0] is None:
+                        return [f"{cmd}: `{stmt[:100]}` returned no rows"]
+    except psycopg.Error as exc:
+        return [f"{cmd}: `{stmt[:100]}` failed: {str(exc).strip()[:500]}"]
+    return []
+
+
 def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list[str]:
     """Runs a page's commands in order; returns one line per failure (empty: all passed)."""
     repo, home = scratch_checkout(tmp, dsn)
@@ -347,6 +368,9 @@ def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list
     failures, background = [], []
     try:
         for cmd in commands:
+            if cmd.lang == "sql":
+                failures += run_sql(cmd, dsn)
+                continue
             code = substituted(cmd, conninfo["dbname"])
             if re.match(r"^\.venv/bin/scirag (serve|mcp)\b", code):
                 proc = subprocess.Popen(
@@ -414,7 +438,9 @@ def test_a_wrong_command_in_a_page_is_a_failure(page_db, tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
         "```bash\n.venv/bin/scirag docs lst\n.venv/bin/scirag docs list --colour\n"
-        ".venv/bin/scirag docs show pellet-trial\n.venv/bin/scirag doctor   # exit status 1\n```\n",
+        ".venv/bin/scirag docs show pellet-trial\n.venv/bin/scirag doctor   # exit status 1\n```\n"
+        "```sql\nSET ROLE scirag_reader;\nSELECT * FROM scirag.documents_visible('no-such-document');\n```\n"
+        "```sql\nSELECT * FROM scirag.no_such_function();\n```\n",
         encoding="utf-8",
     )
     commands = doc_commands([page])
@@ -423,8 +449,10 @@ def test_a_wrong_command_in_a_page_is_a_failure(page_db, tmp_path):
         failures = run_page("page.md", commands, page_db, tmp_path / "run")
     finally:
         del EXPECT[("page.md", r"docs show pellet-trial")]
-    assert len(failures) == 4, failures
+    assert len(failures) == 6, failures
     assert "docs lst: exit status 2" in failures[0]
     assert "--colour: exit status 2" in failures[1]
     assert "lacks /no such text anywhere/" in failures[2]
     assert "doctor   # exit status 1" not in failures[3] and "exit status 0, not 1" in failures[3]
+    assert "documents_visible('no-such-document')` returned no rows" in failures[4]
+    assert "no_such_function()` failed: function scirag.no_such_function() does not exist" in failures[5]
