@@ -2,7 +2,8 @@
 # Upgrade test: a user's database deployed at the last release and filled by that
 # release's loader with the demo corpus is upgraded to HEAD by `scirag db init`; it
 # must verify, still answer the demo question as a reader, and then pass the pgTAP
-# suites like a fresh database. Called by scripts/test.sh (after setup). Idempotent:
+# suites like a fresh database; its catalog must equal a fresh deploy of HEAD
+# (scripts/catalog_compare.py). Called by scripts/test.sh (after setup). Idempotent:
 # the database is rebuilt each run. Needs the git history that holds the release.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -77,6 +78,29 @@ with psycopg.connect(dsn, autocommit=True) as conn:
     conn.execute("DELETE FROM scirag.documents")
     conn.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
 PY
+
+# Catalog equality (as pgai does): the upgraded schema must be the one a fresh deploy of
+# HEAD builds, function by function (body, owner, SECURITY DEFINER, search_path,
+# privileges), table by table (policies, indexes, grants). A difference fails with a diff.
+fresh="$(scirag_dsn "${DB}_fresh")"
+log "catalog of the upgraded database against a fresh deploy of HEAD (${DB}_fresh)"
+"$SCIRAG_VENV/bin/python" - "$fresh" <<'PY'
+import sys
+from scirag import db
+
+db.drop_db(sys.argv[1])
+db.init_db(sys.argv[1])
+PY
+"$SCIRAG_VENV/bin/python" "$SCIRAG_ROOT/scripts/catalog_compare.py" "$fresh" "$dsn" \
+  || die "upgrade test: the upgraded catalog differs from a fresh deploy of HEAD (diff above: - fresh, + upgraded)"
+# ... and the comparison sees a difference: one function left SECURITY INVOKER on the
+# upgraded side (in a transaction rolled back after the snapshot) must be reported.
+planted="$("$SCIRAG_VENV/bin/python" "$SCIRAG_ROOT/scripts/catalog_compare.py" \
+  --plant "ALTER FUNCTION scirag.current_scope() SECURITY INVOKER" "$fresh" "$dsn")" \
+  && die "upgrade test: catalog_compare reported no difference for a planted SECURITY INVOKER"
+grep -q '^+function scirag.current_scope(): .*security=invoker' <<<"$planted" \
+  || die "upgrade test: catalog_compare did not name the planted difference: $planted"
+"$SCIRAG_VENV/bin/python" -c 'import sys; from scirag import db; db.drop_db(sys.argv[1])' "$fresh"
 
 log "pgTAP suites on the upgraded database"
 "$SCIRAG_ROOT/scripts/pgtap.sh" "$dsn"

@@ -1,6 +1,6 @@
 -- Deploy scirag:functions/citations
 -- Citation links between corpus documents for readers, run as scirag_api (SECURITY
--- DEFINER, set by scirag.apply_reader_wall()) under the caller's row-level security.
+-- DEFINER, owner scirag_api, declared below) under the caller's row-level security.
 -- Reworked (issue 26): a citation to a hidden document looks exactly like a citation
 -- to a document that is not in the corpus. document_citations shows every citation
 -- of a visible citing document (policies/citation_unresolved); references() resolves
@@ -13,6 +13,7 @@ CREATE OR REPLACE FUNCTION scirag.references(document bigint)
 RETURNS TABLE (cited_doi text, resolved boolean, cited_document_id bigint, external_id text, title text,
                year int, retracted boolean, origin text, chunk_id bigint)
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   -- Resolved references first (they point at documents the caller can open), then
@@ -31,6 +32,7 @@ CREATE OR REPLACE FUNCTION scirag.cited_by(document bigint)
 RETURNS TABLE (document_id bigint, external_id text, title text, year int, retracted boolean, origin text,
                chunk_id bigint)
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT d.id, d.external_id, d.title, d.year, d.retracted, c.origin, c.chunk_id
@@ -44,7 +46,13 @@ $$;
 COMMENT ON FUNCTION scirag.cited_by(bigint) IS
   'Corpus documents that cite a document (resolved citations only), within the caller''s scope: both the citing and the cited document must be visible; a hidden or unknown id gives no row.';
 
+-- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
+-- run as scirag_api, which owns no table, so row-level security keyed on the caller
+-- (scirag.scope_role()) still filters every row they read.
+ALTER FUNCTION scirag.references(bigint) OWNER TO scirag_api;
+ALTER FUNCTION scirag.cited_by(bigint) OWNER TO scirag_api;
 REVOKE ALL ON FUNCTION scirag.references(bigint), scirag.cited_by(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION scirag.references(bigint), scirag.cited_by(bigint) TO scirag_reader, scirag_loader;
+GRANT EXECUTE ON FUNCTION scirag.references(bigint), scirag.cited_by(bigint) TO scirag_reader, scirag_api, scirag_loader;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -4,10 +4,11 @@
 -- Consolidation (VulcanLab stage 2): retrieved chunks become context groups.
 -- Coverage-based replacement by the parent section, adjacent merging of nearby
 -- siblings, growth of groups shorter than min_content_length, repeated until
--- nothing changes; each group keeps its heading breadcrumb. Every read goes
--- through scirag.chunks / scirag.documents as the caller (SECURITY INVOKER), so a
--- parent, a sibling or a merged neighbour is used only when row-level security
--- lets the caller read it.
+-- nothing changes; each group keeps its heading breadcrumb. The reader API functions
+-- here run as scirag_api (SECURITY DEFINER, owner scirag_api, declared below), which
+-- owns no table: every read of scirag.chunks / scirag.documents goes through row-level
+-- security keyed on the caller (scirag.scope_role()), so a parent, a sibling or a merged
+-- neighbour is used only when the caller may read it.
 -- Reworked again (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit), checked
 -- in consolidation_groups, which consolidate calls.
 BEGIN;
@@ -40,6 +41,7 @@ COMMENT ON FUNCTION scirag.consolidation_config(jsonb) IS
 CREATE OR REPLACE FUNCTION scirag.section_chain(document_id bigint, ordinal int)
 RETURNS int[]
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   -- The chunk's ordinal and every ancestor's, innermost first (readable rows only).
@@ -122,6 +124,7 @@ COMMENT ON FUNCTION scirag.covered_length(text, text[]) IS
 CREATE OR REPLACE FUNCTION scirag.consolidation_render(g scirag.consolidation_group, enrich_from_parent boolean,
   OUT content text, OUT section_path text, OUT line_start int, OUT line_end int)
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -188,6 +191,7 @@ COMMENT ON FUNCTION scirag.consolidation_render(scirag.consolidation_group, bool
 CREATE OR REPLACE FUNCTION scirag.consolidation_groups(chunk_ids bigint[], options jsonb DEFAULT '{}')
 RETURNS scirag.consolidation_group[]
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 -- Every statement that reads scirag.chunks pays for the row-level-security scope
@@ -414,6 +418,7 @@ CREATE OR REPLACE FUNCTION scirag.consolidate(chunk_ids bigint[], options jsonb 
 RETURNS TABLE (group_no int, document_id bigint, chunk_ids bigint[], replaced_by bigint, section_path text,
                content text, line_start int, line_end int)
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT (row_number() OVER (ORDER BY g.best, g.document_id, g.units[1]))::int,
@@ -428,13 +433,21 @@ $$;
 COMMENT ON FUNCTION scirag.consolidate(bigint[], jsonb) IS
   'Consolidation (VulcanLab stage 2) over retrieved chunk ids, e.g. scirag.consolidate(ARRAY(SELECT chunk_id FROM scirag.retrieve(q, 10))). Returns context groups ordered by their best-ranked member: the chunks they account for, the parent that replaced them (coverage >= coverage_threshold, default 0.5), the heading breadcrumb, the text (no title/path prefix) and its source lines. options: coverage_threshold, line_gap (7), min_content_length (350 characters; shorter groups take in neighbouring siblings), enrich_from_parent (true: merged text is cut from the parent), preset (take these from a named preset). Unreadable ids are dropped.';
 
+-- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
+-- run as scirag_api, which owns no table, so row-level security keyed on the caller
+-- (scirag.scope_role()) still filters every row they read.
+ALTER FUNCTION scirag.section_chain(bigint, int) OWNER TO scirag_api;
+ALTER FUNCTION scirag.consolidation_render(scirag.consolidation_group, boolean) OWNER TO scirag_api;
+ALTER FUNCTION scirag.consolidation_groups(bigint[], jsonb) OWNER TO scirag_api;
+ALTER FUNCTION scirag.consolidate(bigint[], jsonb) OWNER TO scirag_api;
 REVOKE ALL ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
   scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
   scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
   scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
   scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb)
-  TO scirag_reader, scirag_loader;
+  TO scirag_reader, scirag_api, scirag_loader;
 GRANT USAGE ON TYPE scirag.consolidation_group TO scirag_reader, scirag_loader;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -5,9 +5,10 @@
 -- result type changes (dropped and created again).
 -- Parent-context enrichment (VulcanLab retrieval step 3): a chunk with fewer than
 -- min_word_count words walks up its section chain until the enclosing section
--- holds enough; text over max_word_count is cut by the sliding window. Every read
--- goes through scirag.chunks and scirag.documents as the caller (SECURITY INVOKER),
--- so row-level security decides what a parent may contribute.
+-- holds enough; text over max_word_count is cut by the sliding window. Both functions
+-- run as scirag_api (SECURITY DEFINER, owner scirag_api, declared below), which owns no
+-- table: every read of scirag.chunks and scirag.documents goes through row-level security
+-- keyed on the caller (scirag.scope_role()), which decides what a parent may contribute.
 -- Reworked again (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit).
 BEGIN;
 
@@ -16,6 +17,7 @@ CREATE FUNCTION scirag.enrich_chunks(chunk_ids bigint[], min_word_count int DEFA
                                                 max_word_count int DEFAULT 1000)
 RETURNS TABLE (chunk_id bigint, content text, depth int, reached_root boolean, enriched boolean, body text)
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -136,6 +138,7 @@ CREATE OR REPLACE FUNCTION scirag.enrichment_metrics(chunk_ids bigint[], min_wor
                                                      max_word_count int DEFAULT 1000)
 RETURNS jsonb
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT jsonb_build_object(
@@ -150,8 +153,14 @@ $$;
 COMMENT ON FUNCTION scirag.enrichment_metrics(bigint[], int, int) IS
   'Enrichment metrics of one enrich_chunks call (content-free, safe for traces): chunks, enriched_count, enrichment_percentage (% of chunks enriched), average_traversal_depth (mean hops over enriched chunks), traversal_reached_root_count (enriched but the top section was still short), fallback_count (short and nothing above it). The same aggregates can be taken over enrich_chunks'' own columns.';
 
+-- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
+-- run as scirag_api, which owns no table, so row-level security keyed on the caller
+-- (scirag.scope_role()) still filters every row they read.
+ALTER FUNCTION scirag.enrich_chunks(bigint[], int, int) OWNER TO scirag_api;
+ALTER FUNCTION scirag.enrichment_metrics(bigint[], int, int) OWNER TO scirag_api;
 REVOKE ALL ON FUNCTION scirag.enrich_chunks(bigint[], int, int), scirag.enrichment_metrics(bigint[], int, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.enrich_chunks(bigint[], int, int), scirag.enrichment_metrics(bigint[], int, int)
-  TO scirag_reader, scirag_loader;
+  TO scirag_reader, scirag_api, scirag_loader;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -15,6 +15,7 @@ CREATE OR REPLACE FUNCTION scirag.mmr_select(chunk_ids bigint[], relevance doubl
                                                DEFAULT (scirag.preset_defaults() #>> '{retrieval,mmr_lambda}')::float8)
 RETURNS TABLE (chunk_id bigint, rank int)
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -102,9 +103,13 @@ END $$;
 COMMENT ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision) IS
   'Maximal marginal relevance (VulcanLab step 5): picks k of the readable chunks greedily by mmr_lambda * relevance - (1 - mmr_lambda) * max cosine similarity to the chunks already picked. relevance (e.g. the fused score) is min-max normalised; similarity comes from the stored embeddings. mmr_lambda 1 = relevance order, 0 = diversity only; its default is the preset default (scirag.preset_defaults(), 0.7), its bounds those of retrieve''s mmr_lambda option (scirag.retrieve_option_schema()). Ties keep input order.';
 
+-- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
+-- run as scirag_api, which owns no table, so row-level security keyed on the caller
+-- (scirag.scope_role()) still filters every row they read.
+ALTER FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision) OWNER TO scirag_api;
 REVOKE ALL ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.mmr_select(bigint[], double precision[], int, double precision)
-  TO scirag_reader, scirag_loader;
--- CREATE OR REPLACE resets the wall's settings of API functions (functions/reader_wall_apply)
+  TO scirag_reader, scirag_api, scirag_loader;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

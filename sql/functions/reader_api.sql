@@ -14,6 +14,7 @@ CREATE OR REPLACE FUNCTION scirag.document_outline(id bigint)
 RETURNS TABLE (chunk_id bigint, ordinal int, kind text, level int, section_path text, is_table boolean,
                line_start int, line_end int, page_start int, page_end int)
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   -- The EXISTS names no column of c: the planner makes it a one-time filter, run
@@ -32,6 +33,7 @@ COMMENT ON FUNCTION scirag.document_outline(bigint) IS
 CREATE OR REPLACE FUNCTION scirag.entities_visible(ids bigint[])
 RETURNS TABLE (entity_id bigint, name text, entity_type text, declared boolean, canonical_entity_id bigint)
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -43,5 +45,13 @@ END $$;
 COMMENT ON FUNCTION scirag.entities_visible(bigint[]) IS
   'The listed knowledge-graph entities (at most 1,000 ids) the caller may see (an entity is visible through visible evidence, under a name that evidence shows), without their alias lists. Reader API (security wall).';
 
+-- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
+-- run as scirag_api, which owns no table, so row-level security keyed on the caller
+-- (scirag.scope_role()) still filters every row they read.
+ALTER FUNCTION scirag.document_outline(bigint) OWNER TO scirag_api;
+ALTER FUNCTION scirag.entities_visible(bigint[]) OWNER TO scirag_api;
+REVOKE ALL ON FUNCTION scirag.document_outline(bigint), scirag.entities_visible(bigint[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.document_outline(bigint), scirag.entities_visible(bigint[]) TO scirag_reader, scirag_api, scirag_loader;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

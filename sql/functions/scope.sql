@@ -10,7 +10,8 @@ BEGIN;
 -- functions that run as scirag_api (SECURITY DEFINER, policies/reader_wall), where
 -- current_user is scirag_api for every caller; the ceiling is therefore keyed on
 -- scope_role(), the caller, and scope_ceiling() / scope_excluded_documents() /
--- current_scope() read their tables as scirag_api (made so by policies/reader_wall).
+-- current_scope() read their tables as scirag_api (SECURITY DEFINER, owner scirag_api,
+-- declared below as the reader wall leaves them).
 
 CREATE OR REPLACE FUNCTION scirag.scope_role()
 RETURNS name
@@ -62,6 +63,7 @@ COMMENT ON FUNCTION scirag.parse_list(text) IS
 CREATE OR REPLACE FUNCTION scirag.scope_ceiling()
 RETURNS TABLE (licenses text[], sources text[])
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -143,6 +145,7 @@ COMMENT ON FUNCTION scirag.scope_sources() IS
 CREATE OR REPLACE FUNCTION scirag.scope_excluded_documents()
 RETURNS bigint[]
 LANGUAGE plpgsql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -203,6 +206,7 @@ COMMENT ON FUNCTION scirag.scope_is_empty() IS
 CREATE OR REPLACE FUNCTION scirag.current_scope()
 RETURNS jsonb
 LANGUAGE sql STABLE
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT jsonb_build_object(
@@ -225,11 +229,18 @@ AS $$
 $$;
 COMMENT ON FUNCTION scirag.current_scope() IS 'The effective scope of this session, for humans and traces (ids are counted, not listed; excluded_documents_unresolved counts listed ids that match no document the caller could see; filters lists the positive filters set, filtered_documents how many visible documents they admit, NULL without filters).';
 
-REVOKE ALL ON FUNCTION scirag.scope_setting(text, int), scirag.raise_setting_error(text, text, text) FROM PUBLIC;
+ALTER FUNCTION scirag.scope_ceiling() OWNER TO scirag_api;
+ALTER FUNCTION scirag.scope_excluded_documents() OWNER TO scirag_api;
+ALTER FUNCTION scirag.current_scope() OWNER TO scirag_api;
+REVOKE ALL ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
+  scirag.raise_setting_error(text, text, text), scirag.scope_licenses(),
+  scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
+  scirag.scope_is_empty(), scirag.current_scope() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
   scirag.raise_setting_error(text, text, text), scirag.scope_licenses(),
   scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
   scirag.scope_is_empty(), scirag.current_scope()
-  TO scirag_reader, scirag_loader, scirag_owner;
+  TO scirag_reader, scirag_api, scirag_loader, scirag_owner;
+-- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

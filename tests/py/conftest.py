@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from areas import pytest_collection_modifyitems, pytest_configure  # hooks: a marker per area (tests/py/areas.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_MANIFEST = ROOT / "domain" / "demo" / "manifest.jsonl"

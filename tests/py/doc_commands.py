@@ -21,6 +21,7 @@ class DocCommand:
     line: int  # 1-based line of the command's first line in the page
     text: str  # as written (continuations and here-document bodies included; a SQL block whole)
     lang: str = "bash"  # "bash" (a shell command) or "sql" (a ```sql block, run as psql would)
+    block: int = 0  # line of the block's first line: commands of one block share a shell's variables
 
     @property
     def code(self) -> str:
@@ -34,6 +35,11 @@ class DocCommand:
         """0, or N when the command's comment says `exit status N`."""
         m = re.search(r"#.*\bexit status (\d+)", self.text)
         return int(m.group(1)) if m else 0
+
+    @property
+    def sets_variables(self) -> bool:
+        """`export X=...`, `source FILE` or `X=...` alone: what a shell keeps for the block's next lines."""
+        return self.lang == "bash" and bool(re.match(r"^(export\s|source\s|[A-Za-z_]\w*=\S*$)", self.code))
 
     def statements(self) -> list[str]:
         """A SQL block's statements, `--` comments removed."""
@@ -110,9 +116,9 @@ def doc_commands(paths: list[Path] | None = None) -> list[DocCommand]:
         rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
         for lang, start, body in blocks(path.read_text(encoding="utf-8")):
             if lang in SHELL_LANGS:
-                found += [DocCommand(rel, n, t) for n, t in shell_commands(body, start)]
+                found += [DocCommand(rel, n, t, "bash", start) for n, t in shell_commands(body, start)]
             elif lang == "sql":
-                found.append(DocCommand(rel, start, "\n".join(body), "sql"))
+                found.append(DocCommand(rel, start, "\n".join(body), "sql", start))
             elif lang == "":
-                found += [DocCommand(rel, n, t) for n, t in transcript_commands(body, start)]
+                found += [DocCommand(rel, n, t, "bash", start) for n, t in transcript_commands(body, start)]
     return found

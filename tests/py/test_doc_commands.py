@@ -37,7 +37,7 @@ LONG = "long run (minutes or more: a benchmark, an evaluation over a shared data
 SKIPPED: list[tuple[str, list[str]]] = [
     (
         "the test runner itself (CI runs it: .ci/run)",
-        [r"^scripts/test\.sh\b", r"-m pytest -q tests/py/test_(replica|doc_commands)"],
+        [r"^scripts/test\.sh\b", r"python -m pytest\b"],
     ),
     (
         "sets up the project cluster and loads the demo database `scirag` (scripts/setup.sh; this suite's own set-up)",
@@ -81,7 +81,6 @@ SKIPPED: list[tuple[str, list[str]]] = [
         "a streaming standby or a Patroni cluster (etcd, Patroni; tests/py/test_replica_standby.py builds its own "
         "standby, scripts/failover_test.py its own cluster)",
         [
-            r"^source scripts/env\.sh\b",
             r"^PG=/usr/lib/postgresql/15/bin; ",
             r"^mkdir -p \"\$SCIRAG_ROOT/\.replicas\"",
             r"pg_basebackup",
@@ -137,6 +136,8 @@ SETUP: dict[str, list[str]] = {
 PLACEHOLDERS: list[tuple[str, str, str]] = [
     ("README.md", r"\bID\b", "ponder"),  # README: `docs set ID ...`: the id of ~/papers/ponder.md
     ("docs/retrieval.md", r"dbname=scirag\"", 'dbname={db}"'),  # psql: the page's database, not the demo one
+    ("docs/releasing.md", r"SCIRAG_PGPORT=54329\b", "SCIRAG_PGPORT={port}"),  # "your cluster's port"
+    ("docs/testing.md", r"SCIRAG_PGPORT=54329\b", "SCIRAG_PGPORT={port}"),
 ]
 # (page, command as a regular expression) -> what its output (stdout + stderr) must contain
 EXPECT: dict[tuple[str, str], str] = {
@@ -228,11 +229,11 @@ def test_skipped_doc_command(cmd):
 # ---------------------------------------------------------------------------
 
 
-def substituted(cmd: DocCommand, db: str) -> str:
+def substituted(cmd: DocCommand, db: str, port: str = "5432") -> str:
     code = cmd.code
     for page, pattern, value in PLACEHOLDERS:
         if page == cmd.page:
-            code = re.sub(pattern, value.format(db=db), code)
+            code = re.sub(pattern, value.format(db=db, port=port), code)
     return code
 
 
@@ -344,11 +345,10 @@ def run_sql(cmd: DocCommand, dsn: str) -> list[str]:
     return []
 
 
-def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list[str]:
-    """Runs a page's commands in order; returns one line per failure (empty: all passed)."""
+def page_environment(page: str, dsn: str, tmp: Path) -> tuple[Path, dict, int]:
+    """(scratch checkout, environment, server port) of a page, its files made and SETUP run."""
     repo, home = scratch_checkout(tmp, dsn)
     write_files(page, repo, home)
-    conninfo = psycopg.conninfo.conninfo_to_dict(dsn)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SCIRAG_"))}
     port = free_port()
     env.update(
@@ -356,7 +356,7 @@ def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list
         HOME=str(home),
         COLUMNS="120",
         SCIRAG_PORT=str(port),
-        SCIRAG_PGPORT=str(conninfo.get("port", "5432")),
+        SCIRAG_PGPORT=str(psycopg.conninfo.conninfo_to_dict(dsn).get("port", "5432")),
     )
     for line in SETUP.get(page, []):
         proc = subprocess.run(
@@ -365,65 +365,90 @@ def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list
         assert proc.returncode == 0, f"{page}: set-up {line!r} failed: {proc.stderr[-2000:]}"
         # a set-up line may define a variable the page uses ($KEY)
         env.update(dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item and item[:1].isupper()))
+    return repo, env, port
+
+
+def start_server(cmd: DocCommand, code: str, repo: Path, env: dict, port: int) -> tuple[subprocess.Popen, str | None]:
+    """`scirag serve` / `scirag mcp` left running: the process, and why it failed (None: it answered)."""
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec {code}"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    if " serve" in code:
+        why = wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        return proc, (f"{cmd}: the server did not come up: {why}" if why else None)
+    answer = mcp_initialize(proc)
+    return proc, (None if '"serverInfo"' in answer else f"{cmd}: no MCP initialize result over stdio: {answer[:300]!r}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.stdin:
+        proc.stdin.close()
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run_command(page: str, cmd: DocCommand, code: str, repo: Path, env: dict) -> list[str]:
+    """One shell command through bash: its exit status, no traceback, what EXPECT says."""
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", f"set -o pipefail\n{code}"],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        return [f"{cmd}: still running after 600 s"]
+    out = proc.stdout + proc.stderr
+    if proc.returncode != cmd.expected_status:
+        return [f"{cmd}: exit status {proc.returncode}, not {cmd.expected_status}: {out[-1500:]}"]
+    if "Traceback (most recent call last)" in out:
+        return [f"{cmd}: printed a traceback: {out[-1500:]}"]
+    return [
+        f"{cmd}: output lacks /{want}/: {out[-1500:]}"
+        for (p, pattern), want in EXPECT.items()
+        if p == page and re.search(pattern, code) and not re.search(want, out)
+    ]
+
+
+def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list[str]:
+    """Runs a page's commands in order; returns one line per failure (empty: all passed)."""
+    repo, env, port = page_environment(page, dsn, tmp)
     failures, background = [], []
     try:
         for cmd in commands:
             if cmd.lang == "sql":
                 failures += run_sql(cmd, dsn)
                 continue
-            code = substituted(cmd, conninfo["dbname"])
+            code = substituted(cmd, psycopg.conninfo.conninfo_to_dict(dsn)["dbname"], env["SCIRAG_PGPORT"])
+            # the block's earlier `export`/`source`/assignment lines, as one shell would have kept them
+            kept = [
+                substituted(c, "", env["SCIRAG_PGPORT"])
+                for c in commands[: commands.index(cmd)]
+                if c.block == cmd.block and c.sets_variables
+            ]
+            code = "\n".join([*kept, code])
             if re.match(r"^\.venv/bin/scirag (serve|mcp)\b", code):
-                proc = subprocess.Popen(
-                    ["bash", "-c", f"exec {code}"],
-                    cwd=repo,
-                    env=env,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    text=True,
-                )
+                proc, why = start_server(cmd, code, repo, env, port)
                 background.append(proc)
-                if " serve" in code:
-                    why = wait_http(f"http://127.0.0.1:{port}/healthz", proc)
-                    if why:
-                        failures.append(f"{cmd}: the server did not come up: {why}")
-                else:
-                    answer = mcp_initialize(proc)
-                    if '"serverInfo"' not in answer:
-                        failures.append(f"{cmd}: no MCP initialize result over stdio: {answer[:300]!r}")
-                continue
-            try:
-                proc = subprocess.run(
-                    ["bash", "-c", f"set -o pipefail\n{code}"],
-                    cwd=repo,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                )
-            except subprocess.TimeoutExpired:
-                failures.append(f"{cmd}: still running after 600 s")
-                continue
-            out = proc.stdout + proc.stderr
-            if proc.returncode != cmd.expected_status:
-                failures.append(f"{cmd}: exit status {proc.returncode}, not {cmd.expected_status}: {out[-1500:]}")
-            elif "Traceback (most recent call last)" in out:
-                failures.append(f"{cmd}: printed a traceback: {out[-1500:]}")
+                failures += [why] if why else []
             else:
-                for (p, pattern), want in EXPECT.items():
-                    if p == page and re.search(pattern, code) and not re.search(want, out):
-                        failures.append(f"{cmd}: output lacks /{want}/: {out[-1500:]}")
+                failures += run_command(page, cmd, code, repo, env)
     finally:
         for proc in background:
-            if proc.stdin:
-                proc.stdin.close()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     return failures
 
 
@@ -437,7 +462,7 @@ def test_a_wrong_command_in_a_page_is_a_failure(page_db, tmp_path):
     """The runner has teeth: a misspelt command, a wrong option and a missing output fail."""
     page = tmp_path / "page.md"
     page.write_text(
-        "```bash\n.venv/bin/scirag docs lst\n.venv/bin/scirag docs list --colour\n"
+        '```bash\nexport DOCVAR=kept\n[ "$DOCVAR" = kept ]\n.venv/bin/scirag docs lst\n.venv/bin/scirag docs list --colour\n'
         ".venv/bin/scirag docs show pellet-trial\n.venv/bin/scirag doctor   # exit status 1\n```\n"
         "```sql\nSET ROLE scirag_reader;\nSELECT * FROM scirag.documents_visible('no-such-document');\n```\n"
         "```sql\nSELECT * FROM scirag.no_such_function();\n```\n",

@@ -339,6 +339,45 @@ def test_ask_one_paper_through_rest_and_mcp(server, server_keys, dsn):
     assert not r.is_error and {x["external_id"] for x in r.structured_content["results"]} == {other}
 
 
+def test_profile_names_come_from_the_database(server, server_keys, dsn):
+    """The doors check a profile name's shape and length; which names exist is the
+    database's: a row added to scirag.retrieval_profiles is usable at once through REST
+    and MCP, and an unknown name is refused by scirag.retrieve, named."""
+    key = server_keys["reader"]
+    with psycopg.connect(dsn, autocommit=True) as conn:  # superuser: an admin adding a profile
+        conn.execute(
+            "INSERT INTO scirag.retrieval_profiles (name, config, description) "
+            "SELECT 'issue28-test', config, 'a copy of interactive (test)' FROM scirag.retrieval_profiles "
+            "WHERE name = 'interactive'"
+        )
+    try:
+        body = {"question": SAMPLE_QUESTION, "profile": "issue28-test"}
+        r = http(server.url + "/v1/retrieve", "POST", body, headers=bearer(key))
+        assert r.status == 200, r.text
+        assert r.json()["trace"]["profile"] == "issue28-test" and r.json()["results"]
+
+        async def run(c):
+            return await c.call_tool("retrieve", {"question": SAMPLE_QUESTION, "profile": "issue28-test"})
+
+        m = mcp_session(server.url, key, run)
+        assert not m.is_error and m.structured_content["results"]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("DELETE FROM scirag.retrieval_profiles WHERE name = 'issue28-test'")
+    gone = http(server.url + "/v1/retrieve", "POST", body, headers=bearer(key))
+    assert gone.status == 400 and gone.json()["code"] == "invalid_argument", gone.text
+    assert 'unknown profile "issue28-test"' in gone.json()["detail"]
+    # shape and length at the door, before any query
+    for bad in ("deep rrf", "x" * 64, "", "deep;--"):
+        r = http(server.url + "/v1/retrieve", "POST", {"question": "x", "profile": bad}, headers=bearer(key))
+        assert r.status == 400 and r.json()["code"] == "invalid_request" and "profile" in r.json()["detail"], r.text
+
+    async def bad_mcp(c):
+        return await c.call_tool("retrieve", {"question": "x", "profile": "x" * 64})
+
+    assert mcp_session(server.url, key, bad_mcp).is_error
+
+
 def test_chunks_and_documents_go_through_rls(server, server_keys, dsn):
     key = server_keys["reader"]
     hidden = sorted(restricted_chunk_ids(dsn))

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from scirag_helpers import text as text_rules
 
-from .parse import CELL_SEP, Block, ParsedDocument
+from .blocks import CELL_SEP, Block, ParsedDocument
 
 NOISE_CHARS = 20  # paragraphs shorter than this are extraction noise
 TABLE_CARRY_ROWS = 2  # a table hands at most this many rows to the next prose chunk

@@ -181,8 +181,7 @@ def init_db(dsn: str, dim: int = EMBED_DIM) -> list[str]:
                 f"but SCIRAG_EMBED_DIM is {dim}: use another database or re-deploy"
             )
         conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'python_path'", (python_path(),))
-        # Functions are created EXECUTE-able by PUBLIC; only the scirag roles get grants.
-        conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA scirag FROM PUBLIC")
+        # Privileges are the plan's (policies/function_privileges and each script's grants).
     return applied
 
 

@@ -20,32 +20,12 @@ import logging
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from .blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
+
 log = logging.getLogger(__name__)
-
-CELL_SEP = " | "
-
-
-@dataclass
-class Block:
-    kind: str  # 'heading' | 'table' | 'prose' | 'reference' (a bibliography entry)
-    text: str  # tables: one row per line, cells joined by ' | '
-    level: int | None = None  # heading level 1..6
-    page: int | None = None  # 1-based PDF page
-    line_start: int | None = None  # 1-based line span (see module docstring)
-    line_end: int | None = None
-
-
-@dataclass
-class ParsedDocument:
-    blocks: list[Block]
-    parser: str  # 'docling' | 'pdfplumber' | 'pypdf' | 'markdown' | 'html' | 'text'
-    title: str | None = None
-    pages: int | None = None
-    partial: str | None = None  # why some pages could not be read (None: the whole file was read)
 
 
 class ParseError(Exception):
@@ -561,30 +541,12 @@ def _docling_available() -> bool:
     return True
 
 
-class _DocLines:
-    """Assigns line numbers in the document's extracted text as blocks are added."""
-
-    def __init__(self):
-        self.blocks: list[Block] = []
-        self.next_line = 1
-
-    def add(self, kind: str, text: str, page: int | None, level: int | None = None):
-        text = text.strip("\n")
-        if not text.strip():
-            return
-        n = text.count("\n") + 1
-        self.blocks.append(
-            Block(kind, text, level=level, page=page, line_start=self.next_line, line_end=self.next_line + n - 1)
-        )
-        self.next_line += n + 1  # one blank line between blocks
-
-
 def _parse_pdf_docling(path: Path) -> ParsedDocument:
     from docling.document_converter import DocumentConverter
 
     result = DocumentConverter().convert(str(path))
     ddoc = result.document
-    out = _DocLines()
+    out = DocLines()
     title = None
     for item, _depth in ddoc.iterate_items():
         label = str(getattr(item, "label", "")).lower().split(".")[-1]
@@ -636,7 +598,7 @@ def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
             raise ParseError(f"{path}: encrypted PDF that cannot be opened ({_describe(exc)})") from None
         if not unlocked:
             raise ParseError(f"{path}: encrypted PDF (a password is required)")
-    out = _DocLines()
+    out = DocLines()
     failed: list[str] = []
     pages = reader.pages
     for number, page in enumerate(pages, start=1):
@@ -648,19 +610,11 @@ def _parse_pdf_pypdf(path: Path) -> ParsedDocument:
         for para in re.split(r"\n\s*\n", text):
             out.add("prose", para, number)
     try:
-        title = _clean_pdf_title((reader.metadata or {}).get("/Title"))
+        title = clean_pdf_title((reader.metadata or {}).get("/Title"))
     except Exception:  # a damaged info dictionary costs only the title
         title = None
     partial = f"{len(failed)} of {len(pages)} pages unreadable ({'; '.join(failed[:5])})" if failed else None
     return ParsedDocument(blocks=out.blocks, parser="pypdf", title=title, pages=len(pages), partial=partial)
-
-
-def _clean_pdf_title(value) -> str | None:
-    title = str(value or "").strip()
-    # Producers often store junk like "Microsoft Word - draft3.docx" or "untitled".
-    if not title or title.lower() in ("untitled", "title") or re.search(r"\.(docx?|tex|pdf|dvi)$", title, re.I):
-        return None
-    return title
 
 
 # ---------------------------------------------------------------------------
@@ -676,13 +630,13 @@ def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
 
     # pdfminer logs a warning per odd object; they say nothing actionable here.
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    out = _DocLines()
+    out = DocLines()
     with pdfplumber.open(str(path)) as pdf:
         for number, page in enumerate(pdf.pages, start=1):
             for kind, text in _pdfplumber_page_blocks(page):
                 out.add(kind, text, number)
             page.flush_cache()  # keeps memory flat on long documents
-        title = _clean_pdf_title((pdf.metadata or {}).get("Title"))
+        title = clean_pdf_title((pdf.metadata or {}).get("Title"))
         pages = len(pdf.pages)
     return ParsedDocument(blocks=out.blocks, parser="pdfplumber", title=title, pages=pages)
 

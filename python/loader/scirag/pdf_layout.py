@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .parse import CELL_SEP, Block, ParsedDocument, _DocLines, _clean_pdf_title
+from .blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
             finally:
                 page.flush_cache()
         try:
-            title = _clean_pdf_title((pdf.metadata or {}).get("Title"))
+            title = clean_pdf_title((pdf.metadata or {}).get("Title"))
         except Exception:
             title = None
     partial = f"{len(failed)} of {total} pages unreadable ({'; '.join(failed[:5])})" if failed else None
@@ -1041,7 +1041,7 @@ def _blocks(seq: list, body: float) -> list[Block]:
     Asides (figure captions, footnotes in small type) become paragraphs of their
     own without closing the paragraph they interrupt, and a paragraph cut by a
     column, page, table or figure break without a full stop goes on."""
-    out = _DocLines()
+    out = DocLines()
     para: list[Line] = []
     aside: list[Line] = []
     in_refs = False

@@ -12,114 +12,30 @@ of that annotator's answer. Nothing of the data is copied into the repository.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import json
 import re
-import string
-import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from scirag import db
 from scirag_helpers import checks
 
+from scirag.qasper_data import (  # noqa: F401  (the metric and the data, re-exported)
+    TYPES,
+    UNANSWERABLE,
+    Item,
+    gold_type,
+    normalize_answer,
+    read_split,
+    reference,
+    score,
+    token_f1,
+)
+
 DB_PREFIX = "scirag_qasper"
-UNANSWERABLE = "Unanswerable"
-TYPES = ("extractive", "abstractive", "yes_no", "unanswerable")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = frozenset(string.punctuation)
 _TITLE = re.compile(r"^#\s+(.+)$", re.M)
-
-
-# ---------------------------------------------------------------------------------
-# The metric
-# ---------------------------------------------------------------------------------
-
-
-def normalize_answer(text: str) -> str:
-    """Lower case, no punctuation, no articles, single spaces (the SQuAD/QASPER rule)."""
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def token_f1(prediction: str, gold: str) -> float:
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    if not pred and not ref:
-        return 1.0
-    common = collections.Counter(pred) & collections.Counter(ref)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred), same / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
-def reference(answer: dict) -> tuple[str, str]:
-    """One annotator's answer as (text, type)."""
-    if answer.get("unanswerable"):
-        return UNANSWERABLE, "unanswerable"
-    if answer.get("extractive_spans"):
-        return ", ".join(answer["extractive_spans"]), "extractive"
-    if answer.get("free_form_answer"):
-        return answer["free_form_answer"], "abstractive"
-    if answer.get("yes_no") is not None:
-        return ("Yes" if answer["yes_no"] else "No"), "yes_no"
-    return "", "abstractive"
-
-
-def score(prediction: str, answers: list[dict]) -> tuple[float, str]:
-    """Answer F1 against the best annotator, and that annotator's answer type."""
-    best, kind = -1.0, "abstractive"
-    for a in answers:
-        text, t = reference(a)
-        f1 = token_f1(prediction, text)
-        if f1 > best:
-            best, kind = f1, t
-    return max(best, 0.0), kind
-
-
-def gold_type(answers: list[dict]) -> str:
-    """The majority annotator type (for reporting abstention and per-type counts)."""
-    kinds = collections.Counter(reference(a)[1] for a in answers)
-    return kinds.most_common(1)[0][0] if kinds else "abstractive"
-
-
-# ---------------------------------------------------------------------------------
-# The data
-# ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Item:
-    paper_id: str
-    question_id: str
-    question: str
-    answers: list[dict]
-
-
-def read_split(archive: Path) -> tuple[dict[str, str], list[Item]]:
-    """Papers (id -> Markdown) and questions of one split archive, read in memory."""
-    if not archive.is_file():
-        raise FileNotFoundError(f"QASPER archive not found: {archive}")
-    papers: dict[str, str] = {}
-    items: list[Item] = []
-    with tarfile.open(archive, "r:gz") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue
-            name = Path(member.name)
-            data = tar.extractfile(member).read()
-            if name.name == "questions.json":
-                for q in json.loads(data):
-                    items.append(Item(q["paper_id"], q["question_id"], q["question"].strip(), q["answers"]))
-            elif name.parent.name == "papers" and name.suffix == ".txt":
-                papers[name.stem] = data.decode("utf-8")
-    if not items:
-        raise ValueError(f"{archive}: no questions.json inside")
-    return papers, items
 
 
 def select(papers: dict[str, str], items: list[Item], limit_papers: int | None, offset: int = 0):

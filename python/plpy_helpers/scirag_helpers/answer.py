@@ -40,6 +40,7 @@ DEFAULTS = {
     "max_unknown_share": 0.15,  # extractive: abstain when this share of the question's terms occurs nowhere in the visible corpus
     "include_content": True,  # put chunk text into the "retrieval" view
     "form": True,  # lead with the answer in the question's form (answer_forms); false: the sentence answer alone
+    "selector": True,  # with form: the trained sentence selector (answer_sentence) picks the answer; false: the linear scorers
     "preset": None,  # a scirag.presets name: passed to retrieve; its augmentation.top_n_contexts sets max_sources
     # Evidence building (VulcanLab stages 2-3), each off unless asked for or a preset turns it on:
     "enrich": False,  # parent enrichment: true or {"min_word_count", "max_word_count"} (scirag.enrich_chunks)
@@ -117,7 +118,7 @@ def parse_options(options) -> dict:
     if not isinstance(floor, (int, float)) or isinstance(floor, bool) or not 0 <= floor <= 1:
         raise AnswerError("compress.relevance_floor must be a number between 0 and 1")
     out["compress"] = {"enabled": bool(comp.get("enabled", True)), "relevance_floor": float(floor)}
-    for key in ("include_retracted", "include_content", "form"):
+    for key in ("include_retracted", "include_content", "form", "selector"):
         if not isinstance(out[key], bool):
             raise AnswerError(f"option {key} must be true or false")
     en = out["enrich"]
@@ -1197,11 +1198,13 @@ def answer_question(
     compress_template: prompts.Template | None = None,
     trace: dict | None = None,
     unknown_words: set | None = None,
+    selector=None,
 ) -> dict:
     """The answer object for one question, from its retrieval rows (rank order).
     ``llm`` answers (None: the extractive answerer); ``compress_llm`` summarises when
     compression is on (None: extractive summaries); ``unknown_words`` are the
-    question's words that occur nowhere in the caller's visible corpus (None: unknown)."""
+    question's words that occur nowhere in the caller's visible corpus (None: unknown);
+    ``selector`` is the trained sentence selector (answer_sentence; None: none)."""
     opts = options
     t_all = time.perf_counter()
     trace = trace if trace is not None else {"stages": []}
@@ -1295,8 +1298,16 @@ def answer_question(
     elif shown and answerer.startswith("extractive") and form_may_answer(question, abstained, extract.reason):
         # the answer in the question's form: "Yes"/"No", a span, a number; the
         # sentence answer stays below it as the cited support
-        form = answer_forms.decide(question, shown, terms, sentence_answer=None if abstained else text)
+        form = answer_forms.decide(
+            question,
+            shown,
+            terms,
+            sentence_answer=None if abstained else text,
+            selector=selector if opts["selector"] else None,
+        )
         text, abstained = with_form(text, abstained, form)
+        # how the form was decided (scores only, never text): the selector's logit, p(yes)...
+        trace["form"] = {"answer_type": form.answer_type, "abstain": form.abstain, **form.details}
     stages.append(
         {
             "stage": "generate",
@@ -1580,6 +1591,17 @@ def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict
     return rows
 
 
+def selector_in(GD):
+    """The trained sentence selector, loaded once per backend (GD); None when its model
+    files are not installed, in which case the linear scorers choose alone."""
+    from scirag_helpers import answer_sentence
+
+    if "scirag_sentence_selector" not in GD:
+        ok = answer_sentence.SentenceSelector.available()
+        GD["scirag_sentence_selector"] = answer_sentence.SentenceSelector() if ok else None
+    return GD["scirag_sentence_selector"]
+
+
 def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     """What scirag.answer runs. Retrieval happens through scirag.retrieve as the
     calling role, so row-level security decides what evidence exists; this function
@@ -1666,6 +1688,7 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
         compress_template=compress_template,
         trace=trace,
         unknown_words=unknown,
+        selector=selector_in(GD) if opts["form"] and opts["selector"] else None,
     )
     trace["ms"] = _ms(t_all)
     return result

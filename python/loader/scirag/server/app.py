@@ -37,6 +37,8 @@ from scirag.server.mcp_tools import BYO_HEADER, IDENTITY_STATE, build_mcp
 from scirag.server.service import (
     MAX_K,
     MAX_QUESTION_CHARS,
+    PROFILE_DESCRIPTION,
+    PROFILE_PATTERN,
     BadRequest,
     Problem,
     Scope,
@@ -95,7 +97,7 @@ class RetrieveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     k: int = Field(10, ge=1, le=MAX_K)
-    profile: Literal["interactive", "deep", "interactive-rrf", "deep-rrf"] = "interactive"
+    profile: str = Field("interactive", pattern=PROFILE_PATTERN, description=PROFILE_DESCRIPTION)
     options: dict[str, Any] = Field(
         default_factory=dict, description="scirag.retrieve options (checked by the database)"
     )

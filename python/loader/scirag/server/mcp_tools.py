@@ -21,6 +21,8 @@ from scirag.server.keys import Identity
 from scirag.server.service import (
     MAX_K,
     MAX_QUESTION_CHARS,
+    PROFILE_DESCRIPTION,
+    PROFILE_PATTERN,
     Problem,
     Scope,
     Service,
@@ -115,9 +117,7 @@ def build_mcp(service: Service, default_identity: Identity | None = None) -> MCP
         question: Annotated[str, Field(description="the question", min_length=1, max_length=MAX_QUESTION_CHARS)],
         ctx: Context,
         k: Annotated[int, Field(description="number of chunks", ge=1, le=MAX_K)] = 10,
-        profile: Annotated[
-            Literal["interactive", "deep", "interactive-rrf", "deep-rrf"], Field(description="retrieval profile")
-        ] = "interactive",
+        profile: Annotated[str, Field(description=PROFILE_DESCRIPTION, pattern=PROFILE_PATTERN)] = "interactive",
         licenses: Licenses = None,
         sources: Sources = None,
         exclude_documents: Excluded = None,

@@ -55,6 +55,13 @@ MAX_LIST_ITEMS = 1000
 # scirag.check_question bounds it in the database, and at most 100 chunks a call.
 MAX_QUESTION_CHARS = 4000
 MAX_K = 100  # the one bound of k at the REST and MCP doors (SQL callers: 1000, scirag.check_limit)
+# A retrieval profile name: its shape and length are checked at the REST and MCP doors;
+# which names exist is the database's (the rows of scirag.retrieval_profiles):
+# scirag.retrieve refuses any other with 'unknown profile "NAME"' (SQLSTATE 22023, a 400).
+PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
+PROFILE_DESCRIPTION = (
+    "retrieval profile: a name in scirag.retrieval_profiles (interactive, deep, interactive-rrf, deep-rrf as shipped)"
+)
 # What an agent needs of an answer (issue 25): the compact form, MCP's default and
 # REST's "detail": "compact"; "full" adds the evidence, sources, checks and trace.
 COMPACT_ANSWER_KEYS = ("answer", "abstained", "citations")
