@@ -31,7 +31,7 @@ sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
 
 from scirag import qasper  # noqa: E402
 from scirag.evalqa import reader_connection  # noqa: E402
-from scirag_helpers import answer, answer_forms, answer_sentence  # noqa: E402
+from scirag_helpers import answer, answer_forms  # noqa: E402
 
 SEED = 13
 RIDGE = 1.0
@@ -179,103 +179,22 @@ def fit(rows: list[dict], span_types: tuple = ()) -> dict:
     return model
 
 
-SELECTOR_SENTENCES = 24  # sentences the selector scores per question (its lexical ranking's best)
-LEXICAL_WEIGHTS = (0.0, 1.0, 2.0, 4.0, 8.0)
-ABSTAIN_QUANTILES = (0.05, 0.1, 0.15, 0.2, 0.3)  # of a form's best selector scores on the fitting rows
-
-
-class CachedSelector:
-    """The sentence selector with its scores for each question kept: the policy is
-    searched over the same scores, so the model runs once per question."""
-
-    def __init__(self, selector):
-        self.selector, self.memo = selector, {}
-
-    def scores(self, question, sentences):
-        key = (question, tuple(sentences))
-        if key not in self.memo:
-            self.memo[key] = self.selector.scores(question, sentences)
-        return self.memo[key]
-
-
-def fit_selector_policy(rows: list[dict], model: dict, selector) -> dict:
-    """Per question form, how the selector chooses on the fitting rows: the weight of the
-    lexical score added to its logit, and the best logit below which the answer is an
-    abstention (a quantile of the form's best logits, kept only when those abstentions
-    are right ABSTAIN_PRECISION of the time). A form where the selector does not beat
-    the linear scorers is left out of "types". Forms are disjoint, so each is set alone."""
-    policy: dict = {"types": [], "sentences": SELECTOR_SENTENCES, "lexical_weight": 0.0, "abstain_below": {}}
-    by_type: dict = {}
-    for r in rows:
-        by_type.setdefault(answer_forms.question_type(r["item"].question), []).append(r)
-    # the lexical weight is one number for every form (a property of the two scales)
-    model["selector"] = None
-    base = {t: float(np.mean([score_row(r, model)[0] for r in g])) for t, g in by_type.items()}
-    trial = {"types": sorted(t for t in by_type if t != "yes_no"), "sentences": SELECTOR_SENTENCES}
-    trial["abstain_below"] = {t: -1e9 for t in trial["types"]}
-    best_w, best_f1 = 0.0, -1.0
-    for w in LEXICAL_WEIGHTS:
-        model["selector"] = {**trial, "lexical_weight": w}
-        f1 = float(np.mean([score_row(r, model, selector)[0] for t in trial["types"] for r in by_type[t]]))
-        print(f"selector, lexical weight {w}: F1 {f1:.4f} on the non-yes/no questions", file=sys.stderr)
-        if f1 > best_f1 + 1e-9:
-            best_w, best_f1 = w, f1
-    policy["lexical_weight"] = best_w
-    for qtype in trial["types"]:
-        group = by_type[qtype]
-        model["selector"] = {**trial, "lexical_weight": best_w}
-        scored = [score_row(r, model, selector) for r in group]
-        f1_on = float(np.mean([x[0] for x in scored]))
-        tops = sorted(
-            max(selector.scores(r["item"].question, [x[2] for x in pool]) or [0.0])
-            for r in group
-            for pool in [
-                answer_forms.selector_candidates(
-                    answer_forms.rank_sentences(r["item"].question, r["shown"], answer.terms, model),
-                    r["sentence_answer"],
-                    SELECTOR_SENTENCES,
-                )
-            ]
-        )
-        best = (f1_on, -1e9)
-        for q in ABSTAIN_QUANTILES:
-            cut = tops[int(q * (len(tops) - 1))]
-            model["selector"]["abstain_below"] = {**trial["abstain_below"], qtype: cut}
-            sc = [score_row(r, model, selector) for r in group]
-            abst = [r["gold"]["unanswerable"] for r, x in zip(group, sc) if x[2]]
-            if not abst or sum(abst) / len(abst) < ABSTAIN_PRECISION:
-                continue
-            f1 = float(np.mean([x[0] for x in sc]))
-            if f1 > best[0] + 1e-9:
-                best = (f1, cut)
-        print(
-            f"selector on {qtype} ({len(group)} questions): F1 {base[qtype]:.4f} -> {best[0]:.4f}"
-            f" (abstain below {best[1]:.3g})",
-            file=sys.stderr,
-        )
-        if best[0] > base[qtype] + 1e-9:
-            policy["types"].append(qtype)
-            policy["abstain_below"][qtype] = round(best[1], 4)
-    model["selector"] = policy
-    return policy
-
-
-def score_row(r: dict, model: dict, selector=None) -> tuple[float, str, bool]:
+def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
     """One question as scirag.answer would answer it: the sentence answerer's own
     abstention stands (answer.with_form), the form model may add one."""
     if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
         return (*qasper.score(qasper.UNANSWERABLE, r["item"].answers), True)
-    form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"], selector)
+    form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"])
     pred = qasper.UNANSWERABLE if form.abstain else (form.short or "")
     f1, kind = qasper.score(pred, r["item"].answers)
     return f1, kind, form.abstain
 
 
-def report(rows: list[dict], model: dict | None, selector=None) -> dict:
+def report(rows: list[dict], model: dict | None) -> dict:
     by: dict = {}
     total = []
     for r in rows:
-        f1, kind, _ = score_row(r, model, selector) if model is not None else (0.0, "", False)
+        f1, kind, _ = score_row(r, model) if model is not None else (0.0, "", False)
         total.append(f1)
         by.setdefault(kind, []).append(f1)
     out = {"questions": len(rows), "answer_f1": round(float(np.mean(total)), 4)}
@@ -314,12 +233,6 @@ def main() -> None:
     if bad:
         ap.error(f"--span-types: unknown form(s) {', '.join(sorted(bad))} (use {', '.join(answer_forms.QTYPES)})")
     model = fit(fit_rows, span_types)
-    selector = None
-    if answer_sentence.SentenceSelector.available():
-        # the selector never saw these papers (scripts/train_answer_sentence.py holds
-        # the first 220 train papers out), so its policy is set on them
-        selector = CachedSelector(answer_sentence.SentenceSelector())
-        fit_selector_policy(fit_rows, model, selector)
     model["trained"] = {
         "data": "QASPER v0.3 train split (CC BY 4.0), first papers by id",
         "papers": len(papers),
@@ -330,8 +243,8 @@ def main() -> None:
         "options": options,
         "date": date.today().isoformat(),
         "fit_seconds": round(time.monotonic() - t0, 1),
-        "fit": report(fit_rows, model, selector),
-        "check": report(check_rows, model, selector),
+        "fit": report(fit_rows, model),
+        "check": report(check_rows, model),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")

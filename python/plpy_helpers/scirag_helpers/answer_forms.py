@@ -319,22 +319,14 @@ def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
 
 
 def candidates(
-    question: str,
-    shown: list[dict],
-    terms,
-    model: dict | None = None,
-    sentence_answer: str | None = None,
-    ranked_all: list | None = None,
+    question: str, shown: list[dict], terms, model: dict | None = None, sentence_answer: str | None = None
 ) -> tuple[str, list[Candidate], list]:
     """The question type and every candidate span (and whole sentence) of the best
-    sentences (and of the sentence answer's quotes), with features. ``ranked_all`` is
-    rank_sentences' output when the caller already has it."""
+    sentences (and of the sentence answer's quotes), with features."""
     qtype = question_type(question)
     qterms = set(terms(question))
     span_types = set((model or {}).get("span_types") or ())
-    if ranked_all is None:
-        ranked_all = rank_sentences(question, shown, terms, model)
-    ranked = ranked_all[:MAX_SENTENCES]
+    ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
     best = ranked[0][0] if ranked else 0.0
     seen = {_uncited(x[2]) for x in ranked}
@@ -370,22 +362,6 @@ def candidates(
     return qtype, out, ranked
 
 
-def selector_candidates(ranked_all: list, sentence_answer: str | None, limit: int) -> list[tuple[float, int, str]]:
-    """(lexical score, source n, sentence) of what the selector reads: the sentence
-    answer's quotes (at the best lexical score), then the lexical ranking's best
-    sentences, each once, at most ``limit``, without citation markers."""
-    top = ranked_all[0][0] if ranked_all else 0.0
-    out, seen = [], set()
-    for lex, n, sent in [*((top, n, q) for n, q in quoted_sentences(sentence_answer)), *(x[:3] for x in ranked_all)]:
-        clean = _uncited(sent)
-        if clean and clean not in seen:
-            seen.add(clean)
-            out.append((lex, n, clean))
-        if len(out) >= limit:
-            break
-    return out
-
-
 def yes_no_features(question: str, ranked: list) -> dict:
     top = ranked[0][2].lower() if ranked else ""
     toks = set(tokens(top))
@@ -419,21 +395,12 @@ def abstain_features(question: str, ranked: list, shown: list[dict], terms, qtyp
 
 
 def decide(
-    question: str,
-    shown: list[dict],
-    terms,
-    model: dict | None = None,
-    sentence_answer: str | None = None,
-    selector=None,
+    question: str, shown: list[dict], terms, model: dict | None = None, sentence_answer: str | None = None
 ) -> Form:
     """The answer form for one question over the shown sources; ``sentence_answer`` is
-    the offline sentence answer (its quotes are candidates too); ``selector`` is the
-    trained sentence selector (answer_sentence.SentenceSelector), None to choose with
-    the linear scorers alone. The model file's "selector" policy says for which forms
-    the selector chooses and when its best score is too low to answer at all."""
+    the offline sentence answer (its quotes are candidates too)."""
     model = model if model is not None else load_model()
-    ranked_all = rank_sentences(question, shown, terms, model)
-    qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer, ranked_all)
+    qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer)
     if not ranked:
         return Form(qtype, None, None, None, 0.0, abstain=True, details={"reason": "no sentence"})
     top_score, top_n, top_sent = ranked[0][0], ranked[0][1], ranked[0][2]
@@ -466,20 +433,6 @@ def decide(
             round(conf, 4),
             details={"p_yes": round(p_yes, 4), "p_unanswerable": round(p_unanswerable, 4)},
         )
-    policy = model.get("selector") or {}
-    if selector is not None and qtype in policy.get("types", ()):
-        pool = selector_candidates(ranked_all, sentence_answer, policy["sentences"])
-        logits = selector.scores(question, [sent for _lex, _n, sent in pool])
-        if logits:
-            w_lex = policy["lexical_weight"]
-            k = max(range(len(logits)), key=lambda i: logits[i] + w_lex * pool[i][0])
-            _lex, n, sent = pool[k]
-            best = max(logits)
-            details = {"selector_logit": logits[k], "selector_best": best, "p_unanswerable": round(p_unanswerable, 4)}
-            if best < policy["abstain_below"][qtype]:
-                # no sentence in scope reads as an answer to the question
-                return Form(qtype, None, None, None, round(_sigmoid(best), 4), abstain=True, details=details)
-            return Form(qtype, sent, sent, n, round(_sigmoid(logits[k]) * (1 - p_unanswerable), 4), details=details)
     w = model["span"]["weights"]
     for c in cands:
         c.score = _dot(w, c.features)

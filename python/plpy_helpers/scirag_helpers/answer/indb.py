@@ -1,0 +1,246 @@
+"""Inside PostgreSQL: the adapter scirag.answer runs (scope, retraction exclusion, retrieve, presets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from scirag_helpers import prompts, text as text_rules
+from scirag_helpers.answer.compose import _json, _ms, abstention_without_evidence, answer_question
+from scirag_helpers.answer.options import AnswerError, CONSOLIDATE_KEYS, MAX_QUESTION_CHARS, parse_options
+from scirag_helpers.answer.sources import body_of
+
+
+UNKNOWN_WORDS_SQL = """
+SELECT coalesce(array_agg(DISTINCT w), '{}') AS words
+FROM regexp_split_to_table($1, '[^[:alnum:]]+') AS w
+WHERE w <> ''
+  AND cardinality(tsvector_to_array(to_tsvector('english', w))) > 0
+  AND NOT EXISTS (SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('english', w))) AS l
+                  JOIN scirag.kw_term_stats s ON s.lexeme = l)
+"""
+
+
+def unknown_words_in_db(plpy, question: str) -> set:
+    """Words of the question that no document in the caller's scope contains (the
+    keyword statistics are under row-level security, so this reveals nothing else)."""
+    rows = plpy.execute(plpy.prepare(UNKNOWN_WORDS_SQL, ["text"]), [question])
+    return set(rows[0]["words"] or []) if rows else set()
+
+
+def apply_preset(plpy, opts: dict, explicit: set) -> None:
+    """A named preset (scirag.presets) sets the number of sources (augmentation.
+    top_n_contexts) and its retrieval profile, unless the call gave them, and is passed
+    on to scirag.retrieve."""
+    if not plpy.execute("SELECT to_regprocedure('scirag.preset_get(text)') IS NOT NULL AS ok")[0]["ok"]:
+        raise AnswerError("option preset: this database has no presets (scirag.preset_get)")
+    cfg = json.loads(
+        plpy.execute(plpy.prepare("SELECT scirag.preset_get($1)::text AS c", ["text"]), [opts["preset"]])[0]["c"]
+        or "{}"
+    )
+    aug, ret = cfg.get("augmentation") or {}, cfg.get("retrieval") or {}
+    con = cfg.get("consolidation") or {}
+    if "max_sources" not in explicit and isinstance(aug.get("top_n_contexts"), int):
+        opts["max_sources"] = aug["top_n_contexts"]
+    # The preset's evidence stages (its values are validated by scirag.preset_check).
+    if "enrich" not in explicit and ret.get("enrichment_enabled"):
+        opts["enrich"] = {
+            "enabled": True,
+            "min_word_count": ret.get("min_word_count", 150),
+            "max_word_count": ret.get("max_word_count", 1000),
+        }
+    if "consolidate" not in explicit and con.get("enabled"):
+        opts["consolidate"] = {"enabled": True, **{k: con[k] for k in CONSOLIDATE_KEYS if k in con}}
+    if "min_sentences" not in explicit and ret.get("min_sentence_filter_enabled"):
+        opts["min_sentences"] = ret.get("min_sentence_count", 5)
+    if "profile" not in explicit and isinstance(ret.get("profile"), str):
+        opts["profile"] = ret["profile"]
+    opts["retrieve"] = {"preset": opts["preset"], **opts["retrieve"]}
+    opts["k"] = max(opts["k"], opts["max_sources"])
+
+
+def sentence_count(text: str) -> int:
+    return len(text_rules.paragraph_sentences(text))
+
+
+def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict]:
+    """The evidence the answerer sees, from the retrieval rows (rank order), through the
+    optional stages a preset or the options turn on:
+
+    * min_sentences: prose chunks with fewer sentences are dropped (tables kept);
+    * consolidate: scirag.consolidate turns the rows into context groups (coverage
+      replacement by the parent section, adjacent merging, growth of short groups),
+      ordered by their best-ranked member; a group cites its best member's chunk and
+      the group's line span;
+    * enrich: a row (or single-chunk group) under min_word_count words takes its
+      enclosing section's text (scirag.enrich_chunks, sliding window to max_word_count).
+
+    Every read runs as the caller (row-level security decides what a parent or a
+    neighbour may add)."""
+    if opts["min_sentences"]:
+        t0 = time.perf_counter()
+        before = len(rows)
+        rows = [r for r in rows if r.get("is_table") or sentence_count(body_of(r)) >= opts["min_sentences"]]
+        trace["stages"].append(
+            {"stage": "sentence_filter", "status": "ok", "ms": _ms(t0), "candidates": before, "kept": len(rows)}
+        )
+    if opts["consolidate"]["enabled"] and rows:
+        t0 = time.perf_counter()
+        co = {k: v for k, v in opts["consolidate"].items() if k != "enabled"}
+        plan = plpy.prepare(
+            "SELECT group_no, document_id, chunk_ids, replaced_by, section_path, content, "
+            "line_start, line_end FROM scirag.consolidate($1, $2::jsonb) ORDER BY group_no",
+            ["bigint[]", "text"],
+        )
+        groups = plpy.execute(plan, [[r["chunk_id"] for r in rows], json.dumps(co)])
+        by_id = {r["chunk_id"]: r for r in rows}
+        out = []
+        for g in groups:
+            members = [by_id[c] for c in g["chunk_ids"] if c in by_id]
+            if not members:
+                continue
+            best = min(members, key=lambda r: r["rank"])
+            cit = dict(best.get("citation") or {})
+            if g["line_start"] is not None and g["line_end"] is not None:
+                cit["lines"] = f"{g['line_start']}-{g['line_end']}"
+            pages = sorted(
+                {
+                    p
+                    for m in members
+                    for p in str((m.get("citation") or {}).get("pages") or "").split("-")
+                    if p.isdigit()
+                },
+                key=int,
+            )
+            if pages:
+                cit["pages"] = pages[0] if pages[0] == pages[-1] else f"{pages[0]}-{pages[-1]}"
+            cit["chunk_ids"] = list(g["chunk_ids"])
+            out.append(
+                {
+                    **best,
+                    "rank": len(out) + 1,
+                    "section_path": g["section_path"] or best.get("section_path"),
+                    "content": g["content"],
+                    "body": g["content"],
+                    "citation": cit,
+                    "is_table": all(m.get("is_table") for m in members),
+                    "group": {"members": list(g["chunk_ids"]), "replaced_by": g["replaced_by"]},
+                }
+            )
+        trace["stages"].append(
+            {"stage": "consolidate", "status": "ok", "ms": _ms(t0), "candidates": len(rows), "groups": len(out)}
+        )
+        rows = out
+    if opts["enrich"]["enabled"] and rows:
+        t0 = time.perf_counter()
+        single = [r["chunk_id"] for r in rows if len((r.get("group") or {}).get("members") or [r["chunk_id"]]) == 1]
+        plan = plpy.prepare(
+            "SELECT chunk_id, content, body, enriched FROM scirag.enrich_chunks($1, $2, $3)",
+            ["bigint[]", "int4", "int4"],
+        )
+        got = {
+            e["chunk_id"]: e
+            for e in plpy.execute(plan, [single, opts["enrich"]["min_word_count"], opts["enrich"]["max_word_count"]])
+        }
+        n = 0
+        for r in rows:
+            e = got.get(r["chunk_id"])
+            if e and e["enriched"] and r["chunk_id"] in single:
+                r["content"], r["body"] = e["content"], e["body"]
+                n += 1
+        trace["stages"].append(
+            {"stage": "enrich", "status": "ok", "ms": _ms(t0), "candidates": len(single), "enriched": n}
+        )
+    return rows
+
+
+def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
+    """What scirag.answer runs. Retrieval happens through scirag.retrieve as the
+    calling role, so row-level security decides what evidence exists; this function
+    can only narrow the caller's scope (it turns retraction exclusion on for the call
+    and restores the previous value), never widen it."""
+    from scirag_helpers import llm as llm_mod
+
+    t_all = time.perf_counter()
+    if question is not None and len(question) > MAX_QUESTION_CHARS:
+        # refused before any text work (retrieve has the same bound)
+        raise AnswerError(f"question is {len(question)} characters long; at most {MAX_QUESTION_CHARS} allowed")
+    raw = options if isinstance(options, dict) else json.loads(options or "{}")
+    opts = parse_options(raw)
+    if opts["preset"]:
+        apply_preset(plpy, opts, explicit=set(raw) if isinstance(raw, dict) else set())
+    trace: dict = {"stages": [], "exclude_retracted": not opts["include_retracted"]}
+    if not (question or "").strip():
+        raise AnswerError("question is empty")
+    if plpy.execute("SELECT scirag.scope_is_empty() AS e")[0]["e"]:
+        # Fail closed: no retrieval, no embedding, no model call.
+        trace.update(scope="empty", ms=_ms(t_all))
+        trace["stages"].append({"stage": "scope", "status": "empty", "ms": 0, "candidates": 0})
+        return abstention_without_evidence("empty scope", trace)
+    trace["scope"] = "ok"
+
+    old = plpy.execute("SELECT current_setting('scirag.exclude_retracted', true) AS v")[0]["v"]
+    t0 = time.perf_counter()
+    if not opts["include_retracted"]:
+        plpy.execute("SELECT set_config('scirag.exclude_retracted', 'on', true)")
+    try:
+        # Prepared per call, not cached in GD: GD outlives SET ROLE and redeploys.
+        plan = plpy.prepare(
+            "SELECT rank, chunk_id, document_id, external_id, score, layers::text AS layers, title, "
+            "section_path, content, is_table, citation::text AS citation "
+            "FROM scirag.retrieve($1, $2, $3, $4::jsonb)",
+            ["text", "int4", "text", "text"],
+        )
+        rows = [
+            dict(r) for r in plpy.execute(plan, [question, opts["k"], opts["profile"], json.dumps(opts["retrieve"])])
+        ]
+        rtrace = plpy.execute("SELECT scirag.last_trace()::text AS t")[0]["t"]
+    finally:
+        if not opts["include_retracted"]:
+            plpy.execute(
+                plpy.prepare("SELECT set_config('scirag.exclude_retracted', coalesce($1, ''), true)", ["text"]), [old]
+            )
+    for r in rows:
+        r["layers"], r["citation"] = _json(r["layers"]), _json(r["citation"])
+    if rows and any("body" not in r for r in rows):
+        # the stored body of each retrieved chunk (read as this function runs: the
+        # rows retrieve just returned are readable), never its content re-stripped
+        plan = plpy.prepare("SELECT id, body FROM scirag.chunks WHERE id = ANY ($1)", ["bigint[]"])
+        bodies = {b["id"]: b["body"] for b in plpy.execute(plan, [[r["chunk_id"] for r in rows]])}
+        rows = [{**r, "body": bodies[r["chunk_id"]]} for r in rows if r["chunk_id"] in bodies]
+    trace["retrieve"] = json.loads(rtrace) if rtrace else None
+    trace["stages"].append(
+        {"stage": "retrieve", "status": "ok" if rows else "empty", "ms": _ms(t0), "candidates": len(rows)}
+    )
+    rows = build_evidence(plpy, rows, opts, trace)
+
+    llm = None
+    if opts["answerer"] != "extractive" or opts["compress"]["enabled"]:
+        # A caller's own model key for this one call (the server sets it transaction-
+        # locally): used on a copy of the environment, never stored, traced or echoed.
+        key = plpy.execute("SELECT current_setting('scirag.llm_api_key', true) AS k")[0]["k"]
+        if llm_factory is not None:
+            llm = llm_factory()
+        elif key:
+            llm = llm_mod.get_llm({**os.environ, "GOOGLE_API_KEY": key, "SCIRAG_OPENAI_API_KEY": key})
+        else:
+            llm = llm_mod.get_llm()
+    template = prompts.load_template(plpy, "answer", opts["template"])
+    compress_template = prompts.load_template(plpy, "compress") if (opts["compress"]["enabled"] and llm) else None
+    intents = prompts.load_intents(plpy)
+    unknown = unknown_words_in_db(plpy, question) if rows else set()
+    result = answer_question(
+        question,
+        rows,
+        options=opts,
+        template=template,
+        intents=intents,
+        llm=None if opts["answerer"] == "extractive" else llm,
+        compress_llm=llm,
+        compress_template=compress_template,
+        trace=trace,
+        unknown_words=unknown,
+    )
+    trace["ms"] = _ms(t_all)
+    return result

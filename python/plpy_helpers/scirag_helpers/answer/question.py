@@ -1,0 +1,170 @@
+"""Question analysis: what the question names (entities, sizes, a defined term) and what it asks for."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from scirag_helpers import prompts
+from scirag_helpers.answer.words import STOP, terms
+
+
+_ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")
+_ENTITY_SUFFIX = re.compile(r"-(?:parameters?|params?|based|level|scale|sized?|style|like|only)$", re.I)
+_WH = re.compile(r"\b(what|which|how many|how much)\s+", re.I)
+_ATTR_END = frozenset(
+    """does do did is are was were has have had can could will would make makes made
+of for in on with at to by from that than ends end""".split()
+)
+_NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
+
+
+def _norm_entity(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]", "", unicodedata.normalize("NFKC", text or "").lower())
+
+
+def question_entities(question: str) -> list[str]:
+    """The things a question names: words with a capital letter after its first word
+    (Reptile, Mini-ImageNet, TPUv3, GPUs), and words with a digit (5-shot, 540B,
+    hits@10, 13.25). A source that names none of them is about something else."""
+    out: list[str] = []
+    toks = _ENTITY_TOKEN.findall(question or "")
+    for i, tok in enumerate(toks):
+        t = tok.rstrip(".")
+        if t.lower().endswith("'s") or t.endswith("’s"):
+            t = t[:-2]
+        t = _ENTITY_SUFFIX.sub("", t)
+        digit = any(c.isdigit() for c in t)
+        upper = any(c.isupper() for c in t[1:]) or (t[:1].isupper() and i > 0)
+        if not (digit or upper) or (not digit and t.lower() in STOP):
+            continue
+        if re.fullmatch(r"[A-Z]{2,}s|[A-Z][a-z]+[a-rt-z]s", t):  # GPUs, Pods: the singular matches both
+            t = t[:-1]
+        if len(_norm_entity(t)) < 2:
+            continue
+        out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def entity_in(entity: str, norm_text: str, numbers: set = frozenset()) -> bool:
+    """Is the entity in the text (both normalised: lower case, only letters, digits and
+    dots, so "5-way" matches "5 way" and "Mini-ImageNet" "MiniImageNet")? Sizes with a
+    magnitude ("14.2B") are matched by size_in."""
+    e = _norm_entity(entity)
+    return bool(e) and e in norm_text
+
+
+def literal_numbers(text: str) -> set:
+    """Numbers as written in a text (no normalisation: "30.00" is not "30")."""
+    return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?!\.?\d)", text or ""))
+
+
+_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)\s?([BMKT])(?:-\w+)?", re.I)
+_MAG_WORDS = {"b": "billion", "m": "million", "k": "thousand", "t": "trillion"}
+
+
+def sizes_in_question(entities: list[str]) -> list[tuple[str, str]]:
+    """Model or data sizes the question gives ("540B", "10B-parameter", "30B"): (number, magnitude)."""
+    out = []
+    for e in entities:
+        m = _MAGNITUDE.fullmatch(e)
+        if m:
+            out.append((m.group(1), m.group(2).lower()))
+    return out
+
+
+def size_in(size: tuple[str, str], text: str) -> bool:
+    """The size as written ("540B", "540 B", "540 billion"), or the bare number as a
+    whole table cell (a "Params (B)" column holds 14.2)."""
+    num, mag = size
+    n = re.escape(num)
+    return bool(
+        re.search(rf"(?<![\w.]){n}\s?(?:{mag}\b|{mag}(?=[-\s])|{_MAG_WORDS[mag]}\b)", text, re.I)
+        or re.search(rf"(?:^|\|)\s*{n}\s*(?:\||$)", text, re.M)
+    )
+
+
+def allowed_missing(n_entities: int) -> int:
+    """A long question may name one thing the evidence calls otherwise (Swahili /
+    Sw); a short one may not."""
+    return n_entities // 5
+
+
+def asked_attribute(question: str) -> list[str]:
+    """The terms of what the question asks for: the words after what / which / how
+    many up to its verb or preposition ("what one-shot TriviaQA accuracy does" ->
+    accuracy), the last one being the head."""
+    m = _WH.search(question or "")
+    if not m:
+        return []
+    words = []
+    for w in re.sub(r"\([^)]*\)", " ", question[m.end() :]).split():
+        if w.lower().strip(",.?") in _ATTR_END:
+            break
+        words.append(w)
+    return [t for t in terms(" ".join(words)) if t]
+
+
+_DEF_Q = re.compile(
+    r"^\s*(?:how is|how are|what is|what are|what does|what do)\s+(?:the\s+|an?\s+)?(.+?)"
+    r"\s*(?:defined|mean|means|denote|denotes|stand for|refer to)?\s*\??\s*$",
+    re.I,
+)
+
+
+def defined_term(question: str) -> str | None:
+    """What a definition question asks about ("How is model FLOPs utilization (MFU)
+    defined?" -> "MFU"; "what does the W element denote?" -> "W"): an acronym in
+    parentheses, else the last capitalised word, else the phrase."""
+    last = re.split(r",\s*(?=(?:how|what)\b)", question or "", flags=re.I)[-1]
+    m = _DEF_Q.search(last)
+    if not m or not re.search(
+        r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b", last, re.I
+    ):
+        return None
+    phrase = m.group(1)
+    if prompts.wants_quantity(question) or re.search(r"\b(of|for|in|on|per)\b", phrase) or len(phrase.split()) > 4:
+        return None  # "what is the ash content of barley straw" asks for a value, not a definition
+    acr = re.search(r"\(([A-Za-z][\w-]*)\)", phrase)
+    if acr:
+        return re.escape(acr.group(1))
+    poss = re.fullmatch(r"([A-Z][\w-]*)['’]s\s+([a-z][\w-]*)", phrase.strip())
+    if poss:  # "PonderNet's prediction": "the prediction of PonderNet is", "PonderNet's prediction is"
+        owner, thing = map(re.escape, poss.groups())
+        return rf"(?:{thing}s? of {owner}|{owner}['’]s {thing})"
+    caps = [w for w in re.findall(r"[A-Za-z][\w-]*", phrase) if any(c.isupper() for c in w)]
+    word = caps[-1] if caps else phrase.split()[-1] if phrase.split() else None
+    return re.escape(word) if word else None
+
+
+def _defines(sentence: str, term: str) -> bool:
+    """The sentence defines the term: "MFU is the ratio ...", "w is the ... vector",
+    "X, which denotes ...", "we define X as"."""
+    t = term  # a regular expression (defined_term)
+    return bool(
+        re.search(
+            rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
+            rf"|(?<![\w-]){t}\s*:\s*\w"
+            rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])",
+            sentence,
+        )
+    )
+
+
+_CONTRAST = re.compile(
+    r"\b(?:unlike|in contrast to|rather than|as opposed to|compared to)\b(.*?)(?:,\s*(?=(?:what|how|who|when|where|why)\b)|$)",
+    re.I,
+)
+
+
+def contrast_terms(question: str) -> set:
+    """Terms of a contrast clause in the question ("Unlike ACT, which averages ...")."""
+    out = set()
+    for m in _CONTRAST.finditer(question or ""):
+        if m.group(0).strip().endswith(","):
+            out |= set(terms(m.group(1)))
+    return out - set(terms(_CONTRAST.sub(" ", question or "")))
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text or ""))
