@@ -6,7 +6,9 @@ source "$(dirname "$0")/env.sh"
 
 # chromium: the headless browser that tests the web page of `scirag serve` (tests/py/test_server_page.py)
 # pgbouncer: the transaction pooler the server is tested through (tests/py/test_pgbouncer.py)
-PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-plpython3-15 postgresql-15-pgtap sqitch dpkg-dev chromium pgbouncer)
+# curl, jq: the REST example of docs/server.md, run as written by tests/py/test_doc_commands.py
+PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-plpython3-15 postgresql-15-pgtap sqitch dpkg-dev chromium pgbouncer
+  curl jq)
 SHARE=/usr/share/postgresql/15/extension
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -54,6 +54,7 @@ AREAS_OF_MODULES = {
     "test_install": "project",
     "test_cli": "project",
     "test_cli_docs": "project",
+    "test_doc_commands": "project",
     "test_release": "project",
     "test_catalog_compare": "project",
     "test_sql_sources": "project",

@@ -163,7 +163,8 @@ def test_page_asks_shows_cited_answer_and_opens_a_citation(browser, server, serv
     chunk = http(server.url + f"/v1/chunks/{cid}?context=1", headers=bearer(key)).json()
     assert browser.eval("document.querySelector('#chunk-view .chunk.cited').textContent") == chunk["content"]
     header = browser.eval("document.getElementById('chunk-view').innerText")
-    assert chunk["title"] in header and f"lines {chunk['line_start']}" in header
+    a, b = chunk["line_start"], chunk.get("line_end") or chunk["line_start"]
+    assert chunk["title"] in header and (f"lines {a}-{b}" if b != a else f"line {a} ") in header
     assert browser.eval("document.querySelectorAll('#chunk-view .chunk').length") == 1 + len(chunk["context"])
     shot = browser.call("Page.captureScreenshot", format="png")["data"]
     (tmp_path / "page.png").write_bytes(__import__("base64").b64decode(shot))
@@ -197,3 +198,18 @@ def test_page_lists_the_documents_in_scope_with_counts(browser, server, server_k
     for lic in {d["license"] for d in api["documents"]}:
         assert f"{lic} {sum(d['license'] == lic for d in api['documents'])}" in counts
     assert "restricted" not in counts  # the reader's scope: nothing above its ceiling
+
+
+def test_page_says_line_9_not_lines_9_9(browser, server):
+    """A chunk's place in the page's tooltips and chunk view (issue 25): one line or page
+    is not a range."""
+    browser.goto(server.url + "/")
+    cases = {
+        "{line_start: 9, line_end: 9}": "line 9",
+        "{line_start: 9}": "line 9",
+        "{line_start: 9, line_end: 12}": "lines 9-12",
+        "{page_start: 3, page_end: 3}": "page 3",
+        "{page_start: 3, page_end: 5}": "pages 3-5",
+    }
+    for arg, want in cases.items():
+        assert browser.eval(f"location_({arg})") == want, arg

@@ -38,7 +38,7 @@ def _active_keys(dsn: str) -> int:
 def serve(
     dsn: Optional[str] = DsnOption,
     host: str = typer.Option("127.0.0.1", help="address to bind (non-loopback only when keys exist)"),
-    port: int = typer.Option(8000, help="TCP port"),
+    port: int = typer.Option(8000, envvar="SCIRAG_PORT", help="TCP port"),
     local_role: str = typer.Option("scirag_reader", help="role of requests in local-only mode (no keys)"),
     pool_size: int = typer.Option(10, help="database connections in the pool"),
 ):

@@ -63,9 +63,11 @@ async function loadScope() {
   await loadDocuments();
 }
 
+// "page 3" / "pages 3-5", "line 9" / "lines 9-12": one page or line is never a range (issue 25)
 function location_(c) {
-  if (c.page_start) return "pages " + c.page_start + (c.page_end && c.page_end !== c.page_start ? "-" + c.page_end : "");
-  if (c.line_start) return "lines " + c.line_start + "-" + (c.line_end || c.line_start);
+  const span = (one, many, a, b) => (b && b !== a ? many + " " + a + "-" + b : one + " " + a);
+  if (c.page_start) return span("page", "pages", c.page_start, c.page_end);
+  if (c.line_start) return span("line", "lines", c.line_start, c.line_end);
   return c.lines ? "lines " + c.lines : "";
 }
 

@@ -1,0 +1,124 @@
+"""The commands shown in README.md and docs/*.md, read from the pages themselves.
+
+A command is a line of a ```bash block (with its backslash continuations and here-document
+bodies), a `$ ` line of a plain block (a transcript), or a whole ```sql block (its
+statements run in one session, as psql would). Full-line comments are not commands.
+tests/py/test_doc_commands.py runs them, or skips them by a stated rule."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHELL_LANGS = ("bash", "sh", "shell", "console")
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    page: str  # relative to the repository, e.g. "docs/library.md"
+    line: int  # 1-based line of the command's first line in the page
+    text: str  # as written (continuations and here-document bodies included; a SQL block whole)
+    lang: str = "bash"  # "bash" (a shell command) or "sql" (a ```sql block, run as psql would)
+    block: int = 0  # line of the block's first line: commands of one block share a shell's variables
+
+    @property
+    def code(self) -> str:
+        """The command without its lines' trailing `  # comment`s (a here-document is kept whole)."""
+        if self.lang == "sql" or "<<" in self.text.split("\n", 1)[0]:
+            return self.text
+        return "\n".join(line.split("  #", 1)[0].rstrip() for line in self.text.splitlines())
+
+    @property
+    def expected_status(self) -> int:
+        """0, or N when the command's comment says `exit status N`."""
+        m = re.search(r"#.*\bexit status (\d+)", self.text)
+        return int(m.group(1)) if m else 0
+
+    @property
+    def sets_variables(self) -> bool:
+        """`export X=...`, `source FILE` or `X=...` alone: what a shell keeps for the block's next lines."""
+        return self.lang == "bash" and bool(re.match(r"^(export\s|source\s|[A-Za-z_]\w*=\S*$)", self.code))
+
+    def statements(self) -> list[str]:
+        """A SQL block's statements, `--` comments removed."""
+        code = "\n".join(line.split("--", 1)[0].rstrip() for line in self.text.splitlines())
+        return [s.strip() for s in code.split(";") if s.strip()]
+
+    def __str__(self) -> str:
+        first = self.code.splitlines()[0] if self.code.strip() else ""
+        return f"{self.page}:{self.line}: " + (f"sql: {first}" if self.lang == "sql" else first)
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def blocks(text: str):
+    """(language, first line number of the body, body lines) of each fenced block."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^```(\S*)\s*$", lines[i])
+        if m:
+            lang, start, body = m.group(1), i + 2, []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("```"):
+                body.append(lines[i])
+                i += 1
+            yield lang, start, body
+        i += 1
+
+
+def shell_commands(body: list[str], start: int) -> list[tuple[int, str]]:
+    """The commands of a shell block: continuations joined, here-documents kept whole."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(body):
+        line = body[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        first, parts = i, [line]
+        while True:
+            cur = parts[-1]
+            heredoc = re.search(r"<<-?\s*'?\"?(\w+)", cur.split("  #", 1)[0])
+            if heredoc:
+                word = heredoc.group(1)
+                while i + 1 < len(body):
+                    i += 1
+                    parts.append(body[i])
+                    if body[i].strip() == word:
+                        break
+            if cur.split("  #", 1)[0].rstrip().endswith("\\") and i + 1 < len(body):
+                i += 1
+                parts.append(body[i])
+                continue
+            # a synopsis's indented option line: `    [--license L] ...`
+            if i + 1 < len(body) and body[i + 1].startswith("    ["):
+                i += 1
+                parts.append(body[i])
+                continue
+            break
+        out.append((start + first, "\n".join(parts)))
+        i += 1
+    return out
+
+
+def transcript_commands(body: list[str], start: int) -> list[tuple[int, str]]:
+    return [(start + k, line[2:]) for k, line in enumerate(body) if line.startswith("$ ")]
+
+
+def doc_commands(paths: list[Path] | None = None) -> list[DocCommand]:
+    found = []
+    for path in paths or pages():
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for lang, start, body in blocks(path.read_text(encoding="utf-8")):
+            if lang in SHELL_LANGS:
+                found += [DocCommand(rel, n, t, "bash", start) for n, t in shell_commands(body, start)]
+            elif lang == "sql":
+                found.append(DocCommand(rel, start, "\n".join(body), "sql", start))
+            elif lang == "":
+                found += [DocCommand(rel, n, t, "bash", start) for n, t in transcript_commands(body, start)]
+    return found
