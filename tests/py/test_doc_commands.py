@@ -51,7 +51,11 @@ SKIPPED: list[tuple[str, list[str]]] = [
     ),
     (
         "needs what a networked campaign step brings (records 17 and 18, the fetched PDFs)",
-        [r"campaign screen .* --decide 17=include", r"ingest campaigns/1-straw-ash/manifest\.jsonl"],
+        [
+            r"campaign screen .* --decide 17=include",
+            r"campaign assess .* --decide 17=eligible",
+            r"ingest campaigns/1-straw-ash/manifest\.jsonl",
+        ],
     ),
     ("needs a model provider and its API key", [r"^SCIRAG_LLM_PROVIDER=google "]),
     (
