@@ -171,6 +171,11 @@ def main(argv=None) -> int:
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
     ap.add_argument("--no-scifact", action="store_true", help="train without SciFact (CC BY-NC)")
     ap.add_argument("--export-only", action="store_true", help="export --out/checkpoint.pt and stop")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from --out/checkpoint.pt at its step (same data order and schedule; AdamW moments restart)",
+    )
     args = ap.parse_args(argv)
 
     import torch
@@ -211,13 +216,21 @@ def main(argv=None) -> int:
         opt, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (steps - s) / max(1, steps - warmup))
     )
     loss_fn = torch.nn.CrossEntropyLoss()
-    log = open(args.out / "train_log.jsonl", "w", encoding="utf-8")
+    start = 0
+    if args.resume:
+        ck = torch.load(args.out / "checkpoint.pt", map_location="cpu")
+        model.load_state_dict(ck["model"])
+        start = int(ck["step"])
+        for _ in range(start):
+            sched.step()
+    log = open(args.out / "train_log.jsonl", "a" if args.resume else "w", encoding="utf-8")
     counts = {}
     for g in groups:
         counts[g[3]] = counts.get(g[3], 0) + 1
     log_line(
         log,
-        event="start",
+        event="resume" if args.resume else "start",
+        from_step=start,
         groups=len(groups),
         sources=counts,
         steps=steps,
@@ -228,7 +241,7 @@ def main(argv=None) -> int:
     )
     order_rng = random.Random(args.seed)
     model.train()
-    step, window = 0, []
+    step, window = start, []
     t_train = time.monotonic()
     for epoch in range(args.epochs):
         batch_order = list(groups)
@@ -237,6 +250,8 @@ def main(argv=None) -> int:
         for i in range(0, len(batch_order), per_step):
             if step >= steps:
                 break
+            if i // per_step + epoch * math.ceil(len(groups) / per_step) < start:
+                continue  # resumed: these steps are in the checkpoint
             chunk = batch_order[i : i + per_step]
             pairs = [(q, p) for q, pos, negs, _ in chunk for p in [pos, *negs]]
             logits = model(*encode(pairs)).view(len(chunk), 1 + args.negatives)
