@@ -5,9 +5,10 @@
 -- reranker_model_path gets the value "builtin", the folder shipped in
 -- scirag_helpers/models/reranker (model.onnx + tokenizer.json, trained by
 -- scripts/train_reranker.py; docs/reranker.md). An admin's own value is kept.
--- The deep profile does NOT rerank by default yet: the model trained in the session
--- of issue 29 was stopped at step 100 of 423 on a shared machine and ranks below the
--- fused order (docs/reranker.md has the numbers). A caller turns it on per call with
+-- The deep profile does NOT rerank by default: the shipped weights are trained with
+-- SciFact (CC BY-NC 2.0, so non-commercial: the default path takes permissive licenses
+-- only), gain little on held-out claims and cost seconds per query on one core
+-- (docs/reranker.md has the numbers). A caller turns the stage on per call with
 -- options => '{"rerank": {"reranker": "cross_encoder"}}'; a missing model leaves the
 -- fused order with the trace entry "fallback: model_unavailable".
 BEGIN;

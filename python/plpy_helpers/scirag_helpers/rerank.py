@@ -5,8 +5,8 @@ A :class:`Reranker` scores (query, passage) pairs. Two adapters ship:
 * :class:`LLMReranker` asks the configured LLM client (``llm.get_llm``) for a
   0-10 relevance score per passage, in batches, as JSON;
 * :class:`CrossEncoderReranker` runs a local cross-encoder exported to ONNX: a
-  folder with ``model.onnx`` and ``tokenizer.json``, the one shipped in
-  ``models/reranker`` (setting value "builtin", the default) or one the admin
+  folder with ``model.onnx`` and ``tokenizer.json``: the package's
+  ``models/reranker`` (setting value "builtin", as deployed) or one the admin
   provides. Nothing is downloaded.
 
 On top of the model score (or of the fused order when no model runs) come the
@@ -609,14 +609,15 @@ def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None)
     return model
 
 
-# The cross-encoder shipped with the package (docs/reranker.md, models/reranker/MODEL_CARD.md):
-# trained here from the fp32 all-MiniLM-L6-v2 by scripts/train_reranker.py, int8 ONNX.
+# The folder of the cross-encoder trained here from the fp32 all-MiniLM-L6-v2
+# (scripts/train_reranker.py; docs/reranker.md, models/reranker/MODEL_CARD.md). Until
+# trained weights are committed it holds only the model card, and "builtin" falls back.
 BUILTIN = "builtin"
 BUILTIN_MODEL_DIR = Path(__file__).with_name("models") / "reranker"
 
 
 def resolve_model_path(value: str | None) -> str | None:
-    """A reranker_model_path setting as a folder: "builtin" is the shipped model's
+    """A reranker_model_path setting as a folder: "builtin" is the package's model
     folder; empty or missing is no model."""
     if not value:
         return None
@@ -626,7 +627,7 @@ def resolve_model_path(value: str | None) -> str | None:
 def admin_model_path(plpy) -> str | None:
     """The cross-encoder folder from scirag.settings (reranker_model_path): only the
     admin chooses which file the server loads, never a caller's options. The deployed
-    default is "builtin" (the shipped model)."""
+    value is "builtin" (schema/deep_rerank)."""
     rows = plpy.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'")
     return resolve_model_path(rows[0]["value"]) if rows else None
 
