@@ -7,7 +7,7 @@ writes (outside the repository; the data files themselves are symlinked, never c
 
 * OUT/scifact/: corpus.jsonl and queries.jsonl (links), qrels/dev.tsv = the held-out
   claims (never trained on: scripts/reranker_data.py's buckets 0-2, about 30 %),
-  qrels/train.tsv = the claims the reranker trained on (and the 40 monitor claims);
+  qrels/train.tsv = the other 70 % (the reranker trained on buckets 4-9; bucket 3 is its monitor set);
 * OUT/scitab/: tables.jsonl (link), claims_dev.jsonl = the held-out SciTab claims only
   (what ``scirag eval scitab`` reads), claims_train.jsonl = the others (tuning).
 
