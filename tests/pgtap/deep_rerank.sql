@@ -62,7 +62,8 @@ SELECT is((SELECT round((max(score) - min(score))::numeric, 4) FROM scirag.reran
 SELECT throws_like($$SELECT * FROM scirag.rerank('q', ARRAY[1]::bigint[], ARRAY['a'], '{"reranker": "cross_encoder", "model_path": "/etc"}')$$,
                    '%"model_path" is not accepted from callers%', 'a caller cannot choose the model file the server loads');
 SELECT tests.as_role(NULL);
-INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', '/nonexistent/model', 'test');
+INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', '/nonexistent/model', 'test')
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;   -- deployed as "builtin" (schema/deep_rerank)
 SELECT tests.as_role('scirag_reader');
 SELECT is(ARRAY(SELECT ROW(chunk_id, status)::text FROM scirag.rerank('q', ARRAY[:c1, :c2]::bigint[], ARRAY['a', 'b'],
                                                           '{"reranker": "cross_encoder"}')),

@@ -465,6 +465,7 @@ def server_model_dir():
 
 def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_corpus, server_model_dir):
     # the model folder is an admin setting (issue 13), never a caller's option
+    before = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
     admin_conn.execute(
         "INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -485,4 +486,7 @@ def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_cor
     assert [r[0] for r in rows] == [ids[i] for i in sorted(range(3), key=lambda i: -expected[i])]
     assert [round(r[1], 5) for r in rows] == sorted((round(e, 5) for e in expected), reverse=True)
     assert {r[2] for r in rows} == {"ok"}
-    admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
+    if before is None:
+        admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
+    else:  # the deployed "builtin" (schema/deep_rerank) for the tests after this one
+        admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)

@@ -43,10 +43,14 @@ def eval_beir(
         None, "--options", help="JSON options for scirag.retrieve (weights, budgets_ms, ...)"
     ),
     name: Optional[str] = typer.Option(None, help="label of the run (ablation name)"),
+    k: int = typer.Option(
+        100, "-k", min=10, max=1000, help="results per query (deep reranks max(k, pool): -k 10 reranks the pool)"
+    ),
     dsn: Optional[str] = BenchDsnOption,
 ):
     """Load a BEIR corpus into its own database (once), run its queries through
-    scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level)."""
+    scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level;
+    with -k below 100 the recall is at k)."""
     from scirag.beir import beir_dsn, load_corpus, run_config
 
     target = beir_dsn(dsn, corpus_dir)
@@ -56,7 +60,7 @@ def eval_beir(
         configs = [(name, p, o) for name, (p, o) in ABLATIONS.items()]
     else:
         configs = [single_config(profile, layers, options, name)]
-    results = [run_config(target, corpus_dir, split, name, p, o, limit) for name, p, o in configs]
+    results = [run_config(target, corpus_dir, split, name, p, o, limit, k) for name, p, o in configs]
     print_table(results, ["run", "config", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"])
 
 

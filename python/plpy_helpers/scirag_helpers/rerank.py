@@ -5,8 +5,9 @@ A :class:`Reranker` scores (query, passage) pairs. Two adapters ship:
 * :class:`LLMReranker` asks the configured LLM client (``llm.get_llm``) for a
   0-10 relevance score per passage, in batches, as JSON;
 * :class:`CrossEncoderReranker` runs a local cross-encoder exported to ONNX: a
-  folder the admin provides with ``model.onnx`` and ``tokenizer.json`` (for
-  example BAAI/bge-reranker exported with optimum). Nothing is downloaded.
+  folder with ``model.onnx`` and ``tokenizer.json``: the package's
+  ``models/reranker`` (setting value "builtin", as deployed) or one the admin
+  provides. Nothing is downloaded.
 
 On top of the model score (or of the fused order when no model runs) come the
 entity boost (+``entity_boost`` per query entity found in the passage) and the
@@ -209,9 +210,13 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
     """(session, tokenizer) from a folder holding model.onnx and tokenizer.json
     (or the path of the .onnx file itself, with tokenizer.json beside it)."""
     folder = Path(model_path)
-    onnx_file = folder / "model.onnx" if folder.is_dir() else folder
-    tok_file = onnx_file.parent / "tokenizer.json"
-    if not onnx_file.is_file() or not tok_file.is_file():
+    try:
+        onnx_file = folder / "model.onnx" if folder.is_dir() else folder
+        tok_file = onnx_file.parent / "tokenizer.json"
+        found = onnx_file.is_file() and tok_file.is_file()
+    except OSError as exc:  # a folder the server may not read is a missing model, not an error
+        raise RerankFailure("model_unavailable") from exc
+    if not found:
         raise RerankFailure("model_unavailable")
     try:
         import onnxruntime as ort
@@ -227,6 +232,23 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
     except Exception as exc:  # a broken model folder is one fallback class
         raise RerankFailure("model_unavailable") from exc
     return session, tokenizer
+
+
+def read_fused_weight(model_path: str) -> float:
+    """The blend a model folder ships in ``reranker.json`` ({"fused_weight": w}): the final
+    score is (1 - w) * model score + w * min-max fused score. Chosen on the model's tuning
+    split (docs/reranker.md); 0 (the model's order alone) when the file or key is absent."""
+    folder = Path(model_path)
+    try:
+        cfg = folder / "reranker.json" if folder.is_dir() else folder.parent / "reranker.json"
+        if not cfg.is_file():
+            return 0.0
+        w = json.loads(cfg.read_text(encoding="utf-8")).get("fused_weight", 0.0)
+    except (OSError, ValueError, AttributeError) as exc:
+        raise RerankFailure("model_unavailable") from exc
+    if not _is_number(w) or not 0 <= w <= 1:
+        raise RerankFailure("model_unavailable")
+    return float(w)
 
 
 class CrossEncoderReranker:
@@ -261,6 +283,7 @@ class CrossEncoderReranker:
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self.pad_id = next((i for i in (tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
         self.inputs = {i.name: getattr(i, "type", "tensor(int64)") for i in session.get_inputs()}
+        self.fused_weight = read_fused_weight(model_path) if model_path else 0.0
 
     def _feeds(self, encodings):
         import numpy as np
@@ -518,6 +541,9 @@ def rerank(
                 scores.extend(model.score(query or "", texts[start : min(head, start + 64)]))
             if len(scores) != head:
                 raise RerankFailure("bad_output")
+            w = getattr(model, "fused_weight", 0.0) or 0.0
+            if w > 0:  # the model folder's blend with the fused order (reranker.json)
+                scores = [(1.0 - w) * float(s) + w * base[i] for i, s in enumerate(scores)]
             # the unscored tail keeps its fused order, below every scored passage
             floor = min(scores) if scores else 0.0
             tail = [floor - 1.0 + base[i] / 2.0 for i in range(head, n)]
@@ -583,11 +609,27 @@ def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None)
     return model
 
 
+# The folder of the cross-encoder trained here from the fp32 all-MiniLM-L6-v2
+# (scripts/train_reranker.py; docs/reranker.md, models/reranker/MODEL_CARD.md). Until
+# trained weights are committed it holds only the model card, and "builtin" falls back.
+BUILTIN = "builtin"
+BUILTIN_MODEL_DIR = Path(__file__).with_name("models") / "reranker"
+
+
+def resolve_model_path(value: str | None) -> str | None:
+    """A reranker_model_path setting as a folder: "builtin" is the package's model
+    folder; empty or missing is no model."""
+    if not value:
+        return None
+    return str(BUILTIN_MODEL_DIR) if value == BUILTIN else value
+
+
 def admin_model_path(plpy) -> str | None:
     """The cross-encoder folder from scirag.settings (reranker_model_path): only the
-    admin chooses which file the server loads, never a caller's options."""
+    admin chooses which file the server loads, never a caller's options. The deployed
+    value is "builtin" (schema/deep_rerank)."""
     rows = plpy.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'")
-    return (rows[0]["value"] or None) if rows else None
+    return resolve_model_path(rows[0]["value"]) if rows else None
 
 
 def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int, float, str]]:

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Chooses the shipped reranker's blend with the fused order (reranker.json's
+fused_weight) on the tuning split only: SciFact claims the model trained on
+(scripts/reranker_views.py's qrels/train.tsv) and SciTab training claims.
+
+    .venv/bin/python scripts/tune_reranker_blend.py MODEL_DIR --views /tmp/scirag-views [--claims 120]
+
+For each claim: the deep profile's fused pool with reranking off (k = --pool, as a
+reader), the model's scores over it (onnxruntime, as in scirag.rerank), then for each
+weight w the order of (1 - w) * model + w * min-max fused score: SciFact nDCG@10 and
+SciTab hit@5 (documents deduplicated as the benchmarks do). Prints one JSON object;
+the held-out claims are not read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_helpers"), str(ROOT / "scripts")]
+
+from reranker_data import part  # noqa: E402
+from scirag import db  # noqa: E402
+from scirag.beir import read_queries  # noqa: E402
+from scirag.metrics import dedupe, ndcg_at  # noqa: E402
+from scirag_helpers.rerank import CrossEncoderReranker  # noqa: E402
+
+WEIGHTS = [round(0.1 * i, 1) for i in range(11)]
+OFF = json.dumps({"rerank": {"reranker": "none"}})
+
+
+def pools(dsn: str, queries: list[str], pool: int):
+    out = []
+    with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as reader:
+        for q in queries:
+            rows = reader.execute(
+                "SELECT external_id, score, content FROM scirag.retrieve(%s, %s, profile => 'deep', options => %s)",
+                (q, pool, OFF),
+            ).fetchall()
+            out.append(rows)
+    return out
+
+
+def blended(model_scores, fused, w):
+    lo, hi = min(fused), max(fused)
+    base = [1.0 if hi == lo else (f - lo) / (hi - lo) for f in fused]
+    final = [(1 - w) * m + w * b for m, b in zip(model_scores, base)]
+    return sorted(range(len(final)), key=lambda i: (-final[i], i))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="tune the reranker's fused_weight on the tuning split")
+    ap.add_argument("model_dir", type=Path)
+    ap.add_argument("--views", type=Path, required=True, help="scripts/reranker_views.py output")
+    ap.add_argument("--claims", type=int, default=120, help="claims per dataset")
+    ap.add_argument("--pool", type=int, default=30)
+    args = ap.parse_args(argv)
+    model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=192)
+    base_dsn = os.environ.get("SCIRAG_DSN")
+    result = {}
+
+    queries, qrels = read_queries(args.views / "scifact", "train")
+    items = [(qid, text) for qid, text in queries.items() if part("scifact", qid) == "train"][: args.claims]
+    got = pools(db.benchmark_dsn(base_dsn, "scirag_beir_scifact"), [t for _, t in items], args.pool)
+    per_w = {w: [] for w in WEIGHTS}
+    for (qid, text), rows in zip(items, got):
+        if not rows:
+            continue
+        ms = model.score(text, [r[2] for r in rows])
+        for w in WEIGHTS:
+            order = blended(ms, [r[1] for r in rows], w)
+            per_w[w].append(ndcg_at(dedupe([rows[i][0] for i in order]), qrels[qid], 10))
+    result["scifact_tuning_ndcg@10"] = {str(w): round(sum(v) / len(v), 4) for w, v in per_w.items() if v}
+
+    claims = [json.loads(line) for line in open(args.views / "scitab" / "claims_train.jsonl", encoding="utf-8")]
+    claims = claims[: args.claims]
+    got = pools(db.benchmark_dsn(base_dsn, "scirag_scitab"), [c["claim"] for c in claims], args.pool)
+    per_w = {w: [] for w in WEIGHTS}
+    for c, rows in zip(claims, got):
+        if not rows:
+            continue
+        ms = model.score(c["claim"], [r[2] for r in rows])
+        for w in WEIGHTS:
+            order = blended(ms, [r[1] for r in rows], w)
+            per_w[w].append(float(c["table_id"] in dedupe([rows[i][0] for i in order])[:5]))
+    result["scitab_tuning_hit@5"] = {str(w): round(sum(v) / len(v), 4) for w, v in per_w.items() if v}
+    result["claims"] = args.claims
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

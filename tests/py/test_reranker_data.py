@@ -1,0 +1,185 @@
+"""The reranker's training data (scripts/reranker_data.py, pure Python: no torch here;
+the trainer itself runs in .venv-train and is not run by the tests) on a tiny
+hand-written sample, the fixed held-out split, and the rerank protocol's pieces the
+shipped model relies on: the "builtin" setting and a model folder's blend
+(reranker.json)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import random
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from scirag_helpers import rerank as rr
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script(name: str):
+    path = ROOT / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---------------------------------------------------------------------------
+# The trainer's data assembly, on a tiny sample
+# ---------------------------------------------------------------------------
+
+
+def _ids_in(part_name, dataset, n, data):
+    return [i for i in (str(x) for x in range(1000)) if data.part(dataset, i) == part_name][:n]
+
+
+def _tiny_data(tmp: Path, data) -> dict:
+    """A hand-written sample in the shared data's layout (nothing copied from it)."""
+    train_q = _ids_in("train", "scifact", 2, data)
+    held_q = _ids_in("heldout", "scifact", 1, data)
+    sf = tmp / "scifact"
+    (sf / "qrels").mkdir(parents=True)
+    topics = ["aspirin platelet", "insulin glucose", "statin cholesterol", "vaccine antibody", "sleep memory"]
+    docs = [
+        {"_id": f"d{i}", "title": f"Study of {t}", "text": f"We measured {t} effects in {20 + i} patients."}
+        for i, t in enumerate(topics)
+    ]
+    (sf / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = {train_q[0]: "aspirin lowers platelet activity", train_q[1]: "insulin controls glucose"}
+    queries[held_q[0]] = "statin lowers cholesterol"
+    (sf / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()))
+    (sf / "qrels" / "train.tsv").write_text(
+        f"query-id\tcorpus-id\tscore\n{train_q[0]}\td0\t1\n{train_q[1]}\td1\t1\n{held_q[0]}\td2\t1\n"
+    )
+    st = tmp / "scitab"
+    st.mkdir()
+    tables = [
+        {"table_id": f"t{i}", "paper": f"Paper {i}", "paper_id": f"p{i}", "caption": f"Table {i}: {w} results",
+         "columns": ["Model", "F1"], "rows": [[f"[BOLD] {w}", f"0.{i}1"], ["base", "0.50"]]}
+        for i, w in enumerate(["parsing", "tagging", "translation", "summarization", "retrieval"])
+    ]  # fmt: skip
+    (st / "tables.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tables))
+    claim_ids = _ids_in("train", "scitab", 1, data) + _ids_in("heldout", "scitab", 1, data)
+    claims = [
+        {"id": claim_ids[0], "claim": "parsing F1 improves", "label": "supports", "table_id": "t0"},
+        {"id": claim_ids[1], "claim": "tagging F1 improves", "label": "supports", "table_id": "t1"},
+    ]
+    (st / "claims_dev.jsonl").write_text("".join(json.dumps(c) + "\n" for c in claims))
+    paper = "\n\n".join(
+        ["# A Tiny Paper", "## Introduction", "We study tiny models for tagging.", "## Data",
+         "We use the Penn Treebank for all experiments reported here.", "Sentences longer than 40 words are dropped.",
+         "## Results", "The tagger reaches 97.1 accuracy.", "Errors concentrate on rare words."]
+    )  # fmt: skip
+    questions = [
+        {"paper_id": "tiny", "question_id": "q1", "question": "Which dataset do they use?",
+         "answers": [{"unanswerable": False, "evidence": ["We use the Penn Treebank for all experiments reported here."]}]},
+        {"paper_id": "tiny", "question_id": "q2", "question": "What is in Figure 2?",
+         "answers": [{"unanswerable": True, "evidence": []}]},
+    ]  # fmt: skip
+    (tmp / "qasper").mkdir()
+    with tarfile.open(tmp / "qasper" / "train.tar.gz", "w:gz") as tar:
+        for name, body in (("train/papers/tiny.txt", paper), ("train/questions.json", json.dumps(questions))):
+            raw = body.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    return {"train_q": train_q, "held_q": held_q, "claims": claims}
+
+
+def test_training_data_assembly_on_a_tiny_sample(tmp_path):
+    data = load_script("reranker_data")
+    tiny = _tiny_data(tmp_path, data)
+    groups = data.assemble(tmp_path, seed=13, negatives=2)
+    by = {}
+    for q, pos, negs, src in groups:
+        by.setdefault(src, []).append((q, pos, negs))
+    # SciFact: the training claims with their cited abstract formatted as the loader stores a chunk;
+    # the held-out claim never appears; negatives never include the cited abstract
+    assert sorted(q for q, _, _ in by["scifact"]) == ["aspirin lowers platelet activity", "insulin controls glucose"]
+    for q, pos, negs in by["scifact"]:
+        want = "Study of aspirin platelet" if "aspirin" in q else "Study of insulin glucose"
+        assert pos.startswith(want + "\n\n") and len(negs) == 2 and all(not n.startswith(want) for n in negs)
+    # SciTab: only the training claim, its own table as positive, in the benchmark's table text
+    assert [q for q, _, _ in by["scitab"]] == ["parsing F1 improves"]
+    pos = by["scitab"][0][1]
+    assert pos.startswith("Paper 0\n\nTable 0: parsing results\n\nModel | F1\nparsing | 0.01")
+    assert "Paper 0" not in "".join(by["scitab"][0][2])
+    # QASPER: the answerable question, the window that opens with its evidence, same-paper negatives
+    assert [q for q, _, _ in by["qasper"]] == ["Which dataset do they use?"]
+    q, pos, negs = by["qasper"][0]
+    assert pos.startswith("A Tiny Paper\nData\n\nWe use the Penn Treebank")
+    assert all(n.startswith("A Tiny Paper\n") and "Penn Treebank" not in n for n in negs)
+    # seeded: the same seed gives the same list, another seed another order or sample
+    assert data.assemble(tmp_path, seed=13, negatives=2) == groups
+    assert any(data.assemble(tmp_path, seed=s, negatives=2) != groups for s in (1, 2, 3))
+    assert tiny["held_q"] and all(q != "statin lowers cholesterol" for q, _, _, _ in groups)
+
+
+def test_trainer_table_text_is_the_benchmarks():
+    from scirag.scitab import table_text
+
+    data = load_script("reranker_data")
+    t = {"caption": "Table 2: scores", "columns": ["[BOLD] A", "B"], "rows": [["[ITALIC] x", 1], ["y", "2"]]}
+    assert data.table_text(t) == table_text(t)
+
+
+def test_held_out_split_is_fixed_by_id():
+    data = load_script("reranker_data")
+    parts = [data.part("scifact", str(i)) for i in range(2000)]
+    share = parts.count("heldout") / len(parts)
+    assert 0.25 < share < 0.35 and parts == [data.part("scifact", str(i)) for i in range(2000)]
+    # the bucket is a hash of dataset and id, not of a random state
+    random.seed(1)
+    first = data.bucket("scitab", "abc")
+    random.seed(2)
+    assert data.bucket("scitab", "abc") == first == int(hashlib.sha256(b"scitab:abc").hexdigest(), 16) % 10
+
+
+# ---------------------------------------------------------------------------
+# The protocol pieces: the builtin setting, a folder's blend
+# ---------------------------------------------------------------------------
+
+
+def test_builtin_setting_names_the_shipped_folder():
+    assert rr.resolve_model_path("builtin") == str(rr.BUILTIN_MODEL_DIR)
+    assert rr.BUILTIN_MODEL_DIR == ROOT / "python" / "plpy_helpers" / "scirag_helpers" / "models" / "reranker"
+    assert rr.resolve_model_path("/srv/models/bge") == "/srv/models/bge"
+    assert rr.resolve_model_path("") is None and rr.resolve_model_path(None) is None
+
+
+def test_a_folders_blend_weight(tmp_path):
+    assert rr.read_fused_weight(str(tmp_path)) == 0.0  # no reranker.json: the model alone
+    (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25}')
+    assert rr.read_fused_weight(str(tmp_path)) == 0.25
+    assert rr.read_fused_weight(str(tmp_path / "model.onnx")) == 0.25  # the .onnx path, the file beside it
+    for bad in ('{"fused_weight": 2}', '{"fused_weight": "x"}', "not json"):
+        (tmp_path / "reranker.json").write_text(bad)
+        with pytest.raises(rr.RerankFailure, match="model_unavailable"):
+            rr.read_fused_weight(str(tmp_path))
+
+
+class _Scorer:
+    name = "cross_encoder"
+
+    def __init__(self, scores, fused_weight):
+        self.scores, self.fused_weight = scores, fused_weight
+
+    def score(self, query, passages):
+        return self.scores[: len(passages)]
+
+
+def test_blend_mixes_model_and_fused_scores():
+    opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": [10.0, 5.0, 0.0]}
+    alone = rr.rerank("q", [1, 2, 3], ["a", "b", "c"], opts, cross_encoder=_Scorer([0.1, 0.5, 0.9], 0.0))
+    assert [r[0] for r in alone] == [3, 2, 1]
+    half = rr.rerank("q", [1, 2, 3], ["a", "b", "c"], opts, cross_encoder=_Scorer([0.1, 0.5, 0.9], 0.5))
+    # (1 - w) * model + w * min-max fused: 0.55, 0.5, 0.45
+    assert [r[0] for r in half] == [1, 2, 3] and [round(r[1], 6) for r in half] == [0.55, 0.5, 0.45]
+    assert {r[2] for r in half} == {"ok"}

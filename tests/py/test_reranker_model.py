@@ -1,0 +1,155 @@
+"""The deep profile with a cross-encoder behind the rerank protocol (issue 29), in the
+database: the admin setting reranker_model_path (deployed as "builtin", the folder
+scirag_helpers/models/reranker), the deep profile reranking its fused pool with a real
+ONNX model when a caller turns the stage on, and the fallback to the fused order with a
+trace entry when the model is missing. The model here is the hand-built tiny ONNX
+cross-encoder of test_deep_rerank (no trained weights are committed: docs/reranker.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_deep_rerank import write_model_dir
+
+from scirag_helpers import rerank as rr
+
+Q = "How much barley straw can Harlan County supply each year?"
+ON = {"rerank": {"reranker": "cross_encoder", "batch_size": 16, "max_length": 192, "entity_boost": 0}}
+OFF = {"rerank": {"reranker": "none"}}
+
+
+def _stage(conn, name):
+    trace = conn.execute("SELECT scirag.last_trace()").fetchone()[0]
+    return next((s for s in trace["stages"] if s["stage"] == name), None)
+
+
+@pytest.fixture
+def model_setting(admin_conn):
+    """Sets reranker_model_path for one test and puts the deployed value back."""
+    before = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
+
+    def set_to(value: str) -> None:
+        admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", (value,))
+
+    yield set_to
+    if before is not None:
+        set_to(before[0])
+
+
+@pytest.fixture
+def tiny_model_dir():
+    folder = Path(tempfile.mkdtemp(prefix="scirag-deep-reranker-", dir="/tmp"))
+    write_model_dir(folder)
+    os.chmod(folder, 0o755)
+    for f in folder.iterdir():
+        os.chmod(f, 0o644)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_deployed_setting_is_builtin(admin_conn):
+    row = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
+    assert row == ("builtin",)
+    assert (rr.BUILTIN_MODEL_DIR / "MODEL_CARD.md").is_file()
+
+
+def test_profiles_do_not_rerank_by_default(reader_conn, demo_corpus):
+    for profile in ("interactive", "deep"):
+        reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5, profile => %s)", (Q, profile)).fetchone()
+        assert _stage(reader_conn, "rerank") is None, profile
+
+
+def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_corpus, model_setting, tiny_model_dir):
+    model_setting(str(tiny_model_dir))
+    pool = reader_conn.execute(
+        "SELECT chunk_id, content FROM scirag.retrieve(%s, 20, profile => 'deep', options => %s)",
+        (Q, json.dumps(OFF | {"pool": 20})),
+    ).fetchall()
+    assert len(pool) >= 6
+    got = [
+        r[0]
+        for r in reader_conn.execute(
+            "SELECT chunk_id FROM scirag.retrieve(%s, 5, profile => 'deep', options => %s)",
+            (Q, json.dumps(ON | {"pool": 20})),
+        )
+    ]
+    stage = _stage(reader_conn, "rerank")
+    assert stage["status"] == "ok" and stage["candidates"] == len(pool)
+    # the order is the model's over the whole pool of 20, not the fused top 5 reshuffled
+    model = rr.CrossEncoderReranker(str(tiny_model_dir), batch_size=16, max_length=192)
+    scores = model.score(Q, [c for _, c in pool])
+    want = [pool[i][0] for i in sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:5]]
+    assert got == want and got != [c for c, _ in pool[:5]]
+
+
+@pytest.mark.parametrize("where", ["/nonexistent/scirag-reranker", "tmp", "builtin"])
+def test_deep_profile_without_the_model_keeps_the_fused_order(reader_conn, demo_corpus, model_setting, tmp_path, where):
+    # tmp: a folder under pytest's private tmp, which the server's OS user may not even read;
+    # builtin: the shipped folder, which holds no weights until a trained model is committed
+    if where == "builtin" and (rr.BUILTIN_MODEL_DIR / "model.onnx").is_file():
+        pytest.skip("a trained model is shipped: the builtin folder is not missing")
+    fused = [
+        r[0]
+        for r in reader_conn.execute(
+            "SELECT chunk_id FROM scirag.retrieve(%s, 10, profile => 'deep', options => %s)", (Q, json.dumps(OFF))
+        )
+    ]
+    model_setting(str(tmp_path / "gone") if where == "tmp" else where)
+    got = [
+        r[0]
+        for r in reader_conn.execute(
+            "SELECT chunk_id FROM scirag.retrieve(%s, 10, profile => 'deep', options => %s)", (Q, json.dumps(ON))
+        )
+    ]
+    stage = _stage(reader_conn, "rerank")
+    assert stage["status"] == "fallback: model_unavailable"
+    assert got == fused
+
+
+# ---------------------------------------------------------------------------
+# The shipped model (models/reranker: int8 ONNX trained by scripts/train_reranker.py)
+# ---------------------------------------------------------------------------
+
+
+def test_shipped_files_match_the_model_card_checksums():
+    import hashlib
+    import re
+
+    card = (rr.BUILTIN_MODEL_DIR / "MODEL_CARD.md").read_text(encoding="utf-8")
+    for name in ("model.onnx", "tokenizer.json"):
+        m = re.search(r"`" + re.escape(name) + r"`[^\n]*?`([0-9a-f]{64})`", card)
+        assert m, f"the model card gives the SHA-256 of {name}"
+        assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / name).read_bytes()).hexdigest() == m.group(1)
+    assert rr.read_fused_weight(str(rr.BUILTIN_MODEL_DIR)) == 0.4
+
+
+def test_shipped_model_orders_pairs():
+    model = rr.CrossEncoderReranker(str(rr.BUILTIN_MODEL_DIR), batch_size=16, max_length=192)
+    # hand-written: the passage that answers ranks above the one that shares words only
+    cases = [
+        (
+            "Vitamin D supplementation reduces the risk of fractures in older adults.",
+            "Vitamin D and fracture prevention in the elderly\n\nIn a randomized trial of 2,686 adults aged 65 "
+            "to 85, oral vitamin D every four months for five years reduced the rate of first fractures by 22%.",
+            "Dietary vitamin intake in adolescent athletes\n\nWe surveyed 300 teenage runners about their diet; "
+            "most reported eating breakfast daily and few took supplements.",
+        ),
+        (
+            "Which dataset is used to evaluate the parser?",
+            "Neural dependency parsing\nExperiments\n\nWe evaluate the parser on the English Penn Treebank, "
+            "using sections 2-21 for training and section 23 for testing.",
+            "Neural dependency parsing\nRelated work\n\nParsers have long relied on hand-crafted features; "
+            "graph-based and transition-based methods are the two main families.",
+        ),
+    ]
+    for query, good, bad in cases:
+        s_good, s_bad = model.score(query, [good, bad])
+        assert s_good > s_bad, (query, s_good, s_bad)
+        # alone or padded in a batch: nearly the same (int8 dynamic quantisation takes each
+        # activation tensor's range, padding included, so a batch moves a score by ~0.02)
+        assert abs(model.score(query, [good])[0] - s_good) < 0.05
