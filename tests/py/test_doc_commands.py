@@ -63,6 +63,10 @@ SKIPPED: list[tuple[str, list[str]]] = [
         [
             r"scripts/bench_",
             r"scripts/train_answerer\.py",
+            r"scripts/install_train\.sh",
+            r"scripts/train_reranker\.py",
+            r"scirag eval (beir|scitab) /tmp/scirag-views",
+            r"scripts/tune_reranker_blend\.py",
             r"scirag eval (beir|scitab|qasper|screening) \.\./shared",
             r"scirag eval answer --dataset pubmedqa",
             r"scirag eval answer --dsn \"\$(PAPERS|P)\"",
