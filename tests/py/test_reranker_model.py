@@ -2,8 +2,9 @@
 database: the admin setting reranker_model_path (deployed as "builtin", the folder
 scirag_helpers/models/reranker), the deep profile reranking its fused pool with a real
 ONNX model when a caller turns the stage on, and the fallback to the fused order with a
-trace entry when the model is missing. The model here is the hand-built tiny ONNX
-cross-encoder of test_deep_rerank (no trained weights are committed: docs/reranker.md)."""
+trace entry when the model is missing. The in-database tests use the hand-built tiny
+ONNX cross-encoder of test_deep_rerank (its scores are known); the shipped trained model
+is checked against its card and on hand-written pairs below."""
 
 from __future__ import annotations
 
