@@ -3,8 +3,8 @@ database: the admin setting reranker_model_path (deployed as "builtin", the fold
 scirag_helpers/models/reranker), the deep profile reranking its fused pool with a real
 ONNX model when a caller turns the stage on, and the fallback to the fused order with a
 trace entry when the model is missing. The in-database tests use the hand-built tiny
-ONNX cross-encoder of test_deep_rerank (its scores are known); the shipped trained model
-is checked against its card and on hand-written pairs below."""
+ONNX cross-encoder of test_deep_rerank (its scores are known); the model folder is checked
+against its card (the trained weights are placed by hand, not committed)."""
 
 from __future__ import annotations
 
@@ -93,9 +93,9 @@ def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_c
 @pytest.mark.parametrize("where", ["/nonexistent/scirag-reranker", "tmp", "builtin"])
 def test_deep_profile_without_the_model_keeps_the_fused_order(reader_conn, demo_corpus, model_setting, tmp_path, where):
     # tmp: a folder under pytest's private tmp, which the server's OS user may not even read;
-    # builtin: the shipped folder, which holds no weights until a trained model is committed
+    # builtin: the model folder, which holds no weights until a trained model is placed there
     if where == "builtin" and (rr.BUILTIN_MODEL_DIR / "model.onnx").is_file():
-        pytest.skip("a trained model is shipped: the builtin folder is not missing")
+        pytest.skip("a trained model was placed in the builtin folder: it is not missing")
     fused = [
         r[0]
         for r in reader_conn.execute(
@@ -115,44 +115,22 @@ def test_deep_profile_without_the_model_keeps_the_fused_order(reader_conn, demo_
 
 
 # ---------------------------------------------------------------------------
-# The shipped model (models/reranker: int8 ONNX trained by scripts/train_reranker.py)
+# The model folder (models/reranker): tokenizer, blend and card are in the repository;
+# the trained int8 weights are placed by hand (not committed: docs/reranker.md)
 # ---------------------------------------------------------------------------
 
 
-def test_shipped_files_match_the_model_card_checksums():
+def test_model_folder_matches_its_card():
     import hashlib
     import re
 
     card = (rr.BUILTIN_MODEL_DIR / "MODEL_CARD.md").read_text(encoding="utf-8")
-    for name in ("model.onnx", "tokenizer.json"):
-        m = re.search(r"`" + re.escape(name) + r"`[^\n]*?`([0-9a-f]{64})`", card)
-        assert m, f"the model card gives the SHA-256 of {name}"
-        assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / name).read_bytes()).hexdigest() == m.group(1)
+    m = re.search(r"`tokenizer\.json`[^\n]*?`([0-9a-f]{64})`", card)
+    assert m, "the model card gives the SHA-256 of tokenizer.json"
+    assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / "tokenizer.json").read_bytes()).hexdigest() == m.group(1)
+    assert re.search(r"`model\.onnx`[^\n]*?`[0-9a-f]{64}`", card), "the card names the weights it was measured with"
     assert rr.read_fused_weight(str(rr.BUILTIN_MODEL_DIR)) == 0.4
-
-
-def test_shipped_model_orders_pairs():
-    model = rr.CrossEncoderReranker(str(rr.BUILTIN_MODEL_DIR), batch_size=16, max_length=192)
-    # hand-written: the passage that answers ranks above the one that shares words only
-    cases = [
-        (
-            "Vitamin D supplementation reduces the risk of fractures in older adults.",
-            "Vitamin D and fracture prevention in the elderly\n\nIn a randomized trial of 2,686 adults aged 65 "
-            "to 85, oral vitamin D every four months for five years reduced the rate of first fractures by 22%.",
-            "Dietary vitamin intake in adolescent athletes\n\nWe surveyed 300 teenage runners about their diet; "
-            "most reported eating breakfast daily and few took supplements.",
-        ),
-        (
-            "Which dataset is used to evaluate the parser?",
-            "Neural dependency parsing\nExperiments\n\nWe evaluate the parser on the English Penn Treebank, "
-            "using sections 2-21 for training and section 23 for testing.",
-            "Neural dependency parsing\nRelated work\n\nParsers have long relied on hand-crafted features; "
-            "graph-based and transition-based methods are the two main families.",
-        ),
-    ]
-    for query, good, bad in cases:
-        s_good, s_bad = model.score(query, [good, bad])
-        assert s_good > s_bad, (query, s_good, s_bad)
-        # alone or padded in a batch: nearly the same (int8 dynamic quantisation takes each
-        # activation tensor's range, padding included, so a batch moves a score by ~0.02)
-        assert abs(model.score(query, [good])[0] - s_good) < 0.05
+    weights = rr.BUILTIN_MODEL_DIR / "model.onnx"
+    if weights.is_file():  # placed by hand: it must be the one the card describes
+        want = re.search(r"`model\.onnx`[^\n]*?`([0-9a-f]{64})`", card).group(1)
+        assert hashlib.sha256(weights.read_bytes()).hexdigest() == want
