@@ -21,7 +21,9 @@ log "pgTAP suites"
 "$SCIRAG_ROOT/scripts/pgtap.sh" "$dsn" --shuffle
 log "pytest"
 ( cd "$SCIRAG_ROOT" && SCIRAG_TEST_DSN="$dsn" "$SCIRAG_VENV/bin/python" -m pytest -q tests/py "$@" )
-# A full run (no pytest selection given) also upgrades a database of the last release.
+# A full run (no pytest selection given) also upgrades a database of the last release
+# and checks that the split changes after it leave the catalog as it was.
 if [ $# -eq 0 ]; then
   "$SCIRAG_ROOT/scripts/test_upgrade.sh"
+  "$SCIRAG_ROOT/scripts/test_split.sh"
 fi

@@ -1,0 +1,8 @@
+-- Revert scirag:functions/kw_top: nothing to undo.
+-- This change re-created scirag.kw_top, scirag.kw_top_trace exactly as the plan had defined
+-- them before (moved out of functions/search_keyword: same body, comment, owner, security and
+-- privileges; scripts/test_split.sh compares the catalog before and after every split
+-- change). So the database before this change already held them, as they are: dropping
+-- them here would break functions/search_keyword, and re-creating them from this change's own
+-- deploy script would, after a later rework, install the reworked version instead.
+-- (A rework of this change has a revert of its own, which restores this version.)

@@ -1,0 +1,15 @@
+-- Verify scirag:functions/kw_top
+DO $$
+BEGIN
+  ASSERT (SELECT pg_get_userbyid(proowner) = 'postgres' AND prosecdef = false AND proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
+          FROM pg_proc WHERE oid = 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)'::regprocedure),
+         'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean): owner postgres, SECURITY INVOKER, pinned search_path';
+  ASSERT has_function_privilege('scirag_api', 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)', 'EXECUTE'), 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean): scirag_api lacks EXECUTE';
+  ASSERT has_function_privilege('scirag_loader', 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)', 'EXECUTE'), 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean): scirag_loader lacks EXECUTE';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean)', 'EXECUTE'), 'scirag.kw_top(text[], double precision[], double precision, double precision, double precision, int, tsquery, tsquery, boolean): scirag_reader may execute it';
+  ASSERT (SELECT pg_get_userbyid(proowner) = 'postgres' AND prosecdef = false AND proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
+          FROM pg_proc WHERE oid = 'scirag.kw_top_trace()'::regprocedure),
+         'scirag.kw_top_trace(): owner postgres, SECURITY INVOKER, pinned search_path';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.kw_top_trace()', 'EXECUTE'), 'scirag.kw_top_trace(): scirag_reader may execute it';
+  ASSERT NOT has_function_privilege('scirag_api', 'scirag.kw_top_trace()', 'EXECUTE'), 'scirag.kw_top_trace(): scirag_api may execute it';
+END $$;
