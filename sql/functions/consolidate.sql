@@ -1,192 +1,22 @@
 -- Deploy scirag:functions/consolidate
--- Reworked (issue 16): a chunk's body is chunks.body (stored by the loader), no
--- longer its content with the title/section prefix stripped here.
--- Consolidation (VulcanLab stage 2): retrieved chunks become context groups.
--- Coverage-based replacement by the parent section, adjacent merging of nearby
--- siblings, growth of groups shorter than min_content_length, repeated until
--- nothing changes; each group keeps its heading breadcrumb. The reader API functions
--- here run as scirag_api (SECURITY DEFINER, owner scirag_api, declared below), which
--- owns no table: every read of scirag.chunks / scirag.documents goes through row-level
--- security keyed on the caller (scirag.scope_role()), so a parent, a sibling or a merged
--- neighbour is used only when the caller may read it.
--- Reworked again (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit), checked
+-- Reworked (issue 26): chunk_ids holds at most 1,000 ids (scirag.check_limit), checked
 -- in consolidation_groups, which consolidate calls.
+-- Since the split (issue 28, docs/releasing.md "One object per change") this rework
+-- holds only the function it changes, scirag.consolidation_groups: the consolidation
+-- loop (containment, coverage-based replacement by the parent section, adjacent merging
+-- of nearby siblings, growth of groups shorter than min_content_length, repeated until
+-- nothing changes). The other functions of functions/consolidate@v1.3 are unchanged by
+-- it and live in changes of their own: consolidation_config, section_chain,
+-- consolidation_text (join_overlapping, covered_length), consolidation_render,
+-- consolidate_main (scirag.consolidate). Its revert still restores the whole @v1.3
+-- script. consolidation_groups runs as scirag_api (SECURITY DEFINER, owner scirag_api,
+-- declared below), which owns no table: every read of scirag.chunks / scirag.documents
+-- goes through row-level security keyed on the caller (scirag.scope_role()), so a
+-- parent, a sibling or a merged neighbour is used only when the caller may read it.
 BEGIN;
 
 -- scirag.consolidation_group (the type of a context group) was created by the first
 -- version of this change and is unchanged; a rework re-creates functions only.
-
-CREATE OR REPLACE FUNCTION scirag.consolidation_config(options jsonb)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  base jsonb := '{}';
-BEGIN
-  IF options IS NULL THEN
-    options := '{}';
-  END IF;
-  IF jsonb_typeof(options) <> 'object' THEN
-    RAISE EXCEPTION 'scirag.consolidate: options must be a JSON object' USING ERRCODE = '22023';
-  END IF;
-  IF options ? 'preset' THEN
-    base := scirag.preset_get(options->>'preset')->'consolidation';
-  END IF;
-  RETURN scirag.preset_validate(jsonb_build_object('consolidation', base || (options - 'preset')))->'consolidation';
-END $$;
-COMMENT ON FUNCTION scirag.consolidation_config(jsonb) IS
-  'The consolidation settings for a call: defaults, then the preset named by options.preset, then the other options keys (coverage_threshold, line_gap, min_content_length, enrich_from_parent), validated like a preset.';
-
-CREATE OR REPLACE FUNCTION scirag.section_chain(document_id bigint, ordinal int)
-RETURNS int[]
-LANGUAGE sql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-  -- The chunk's ordinal and every ancestor's, innermost first (readable rows only).
-  WITH RECURSIVE up(ord, parent, depth) AS (
-    SELECT c.ordinal, c.parent_ordinal, 0 FROM scirag.chunks c
-    WHERE c.document_id = section_chain.document_id AND c.ordinal = section_chain.ordinal
-    UNION ALL
-    SELECT p.ordinal, p.parent_ordinal, up.depth + 1
-    FROM up JOIN scirag.chunks p ON p.document_id = section_chain.document_id AND p.ordinal = up.parent
-    WHERE up.depth < 64)
-  SELECT coalesce(array_agg(ord ORDER BY depth), '{}') FROM up
-$$;
-COMMENT ON FUNCTION scirag.section_chain(bigint, int) IS
-  'Ordinals of a chunk and of its enclosing sections, innermost first, as far as the caller can read them.';
-
-CREATE OR REPLACE FUNCTION scirag.join_overlapping(a text, b text)
-RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  p int;
-BEGIN
-  IF coalesce(a, '') = '' THEN RETURN b; END IF;
-  IF coalesce(b, '') = '' THEN RETURN a; END IF;
-  -- The loader starts a prose chunk with the last sentences of the one before it:
-  -- find the longest such carry (ending at a word boundary) and keep one copy.
-  FOR p IN SELECT x FROM generate_series(least(length(a), length(b), 4000) + 1, 21, -1) AS x
-           WHERE x > length(b) OR substr(b, x, 1) ~ '\s' LOOP
-    IF right(a, p - 1) = left(b, p - 1) THEN
-      RETURN a || substr(b, p);
-    END IF;
-  END LOOP;
-  RETURN a || E'\n\n' || b;
-END $$;
-COMMENT ON FUNCTION scirag.join_overlapping(text, text) IS
-  'Joins two consecutive chunk texts, keeping one copy of the overlap the second carries from the first (at least 20 characters, on a word boundary); otherwise a paragraph break.';
-
-CREATE OR REPLACE FUNCTION scirag.covered_length(parent_body text, texts text[])
-RETURNS int
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  t text;
-  loc int[];
-  starts int[] := '{}';
-  ends int[] := '{}';
-  extra int := 0;
-  total int := 0;
-  cur_s int;
-  cur_e int;
-  r record;
-BEGIN
-  -- Characters of the parent the texts cover, each character once: consecutive
-  -- chunks overlap (the loader carries sentences over), so lengths do not add up.
-  FOREACH t IN ARRAY coalesce(texts, '{}') LOOP
-    loc := scirag.locate_text(parent_body, t);
-    IF loc IS NULL THEN
-      extra := extra + coalesce(length(t), 0);   -- not found: counted as it is
-    ELSE
-      starts := starts || loc[1];
-      ends := ends || loc[2];
-    END IF;
-  END LOOP;
-  FOR r IN SELECT s, e FROM unnest(starts, ends) AS u(s, e) ORDER BY s LOOP
-    IF cur_s IS NULL OR r.s > cur_e THEN
-      total := total + coalesce(cur_e - cur_s, 0);
-      cur_s := r.s;
-      cur_e := r.e;
-    ELSE
-      cur_e := greatest(cur_e, r.e);
-    END IF;
-  END LOOP;
-  RETURN total + coalesce(cur_e - cur_s, 0) + extra;
-END $$;
-COMMENT ON FUNCTION scirag.covered_length(text, text[]) IS
-  'How many characters of a parent''s text the given texts cover, overlaps counted once (a text not found in the parent counts its own length).';
-
-CREATE OR REPLACE FUNCTION scirag.consolidation_render(g scirag.consolidation_group, enrich_from_parent boolean,
-  OUT content text, OUT section_path text, OUT line_start int, OUT line_end int)
-LANGUAGE plpgsql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-  u record;
-  bodies text[] := '{}';
-  ords int[] := '{}';
-  paths text[] := '{}';
-  n int;
-  pbody text;
-  ppath text;
-  loc1 int[];
-  loc2 int[];
-  i int;
-BEGIN
-  FOR u IN SELECT c.ordinal AS ord, c.body AS c_body, c.section_path AS c_path,
-                  c.line_start AS ls, c.line_end AS le
-           FROM scirag.chunks c
-           WHERE c.document_id = g.document_id AND c.ordinal = ANY (g.units)
-           ORDER BY c.ordinal LOOP
-    bodies := bodies || u.c_body;
-    ords := ords || u.ord;
-    paths := paths || u.c_path;
-    line_start := least(line_start, u.ls);
-    line_end := greatest(line_end, u.le);
-  END LOOP;
-  n := cardinality(bodies);
-  IF n = 0 THEN
-    RETURN;
-  ELSIF n = 1 THEN
-    content := bodies[1];
-    section_path := paths[1];
-    RETURN;
-  END IF;
-  SELECT p.body, p.section_path INTO pbody, ppath
-  FROM scirag.chunks p WHERE p.document_id = g.document_id AND p.ordinal = g.parent_ordinal;
-  section_path := coalesce(ppath, paths[1]);
-  IF enrich_from_parent AND pbody IS NOT NULL THEN
-    -- The parent holds the siblings' text once, in order, with whatever lies
-    -- between them: cut the span from the first unit to the last out of it.
-    loc1 := scirag.locate_text(pbody, bodies[1]);
-    IF loc1 IS NOT NULL THEN
-      loc2 := scirag.locate_text(pbody, bodies[n], loc1[1]);
-    END IF;
-    IF loc2 IS NOT NULL AND loc2[2] > loc1[1] THEN
-      content := substr(pbody, loc1[1], loc2[2] - loc1[1]);
-      RETURN;
-    END IF;
-  END IF;
-  content := bodies[1];
-  FOR i IN 2..n LOOP
-    IF EXISTS (SELECT 1 FROM scirag.chunks s
-               WHERE s.document_id = g.document_id AND s.parent_ordinal IS NOT DISTINCT FROM g.parent_ordinal
-                 AND s.ordinal > ords[i - 1] AND s.ordinal < ords[i]) THEN
-      content := content || E'\n\n[…]\n\n' || bodies[i];     -- a sibling left out is marked
-    ELSE
-      content := scirag.join_overlapping(content, bodies[i]);
-    END IF;
-  END LOOP;
-END $$;
-COMMENT ON FUNCTION scirag.consolidation_render(scirag.consolidation_group, boolean) IS
-  'The text (without title/path prefix), heading breadcrumb and source line span of a context group. Several units are cut from the parent''s text when enrich_from_parent (perfect continuity), else joined with the overlap removed and omissions marked "[…]".';
 
 CREATE OR REPLACE FUNCTION scirag.consolidation_groups(chunk_ids bigint[], options jsonb DEFAULT '{}')
 RETURNS scirag.consolidation_group[]
@@ -414,39 +244,10 @@ END $$;
 COMMENT ON FUNCTION scirag.consolidation_groups(bigint[], jsonb) IS
   'The consolidation loop behind scirag.consolidate: containment, coverage-based replacement (deepest parents first), adjacent merging, growth of short groups, repeated to a fixed point. Returns the final groups.';
 
-CREATE OR REPLACE FUNCTION scirag.consolidate(chunk_ids bigint[], options jsonb DEFAULT '{}')
-RETURNS TABLE (group_no int, document_id bigint, chunk_ids bigint[], replaced_by bigint, section_path text,
-               content text, line_start int, line_end int)
-LANGUAGE sql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-  SELECT (row_number() OVER (ORDER BY g.best, g.document_id, g.units[1]))::int,
-         g.document_id,
-         ARRAY(SELECT c.id FROM scirag.chunks c WHERE c.id = ANY (g.members) ORDER BY c.ordinal),
-         g.replaced_by, r.section_path, r.content, r.line_start, r.line_end
-  FROM unnest(scirag.consolidation_groups($1, $2)) AS g
-  CROSS JOIN LATERAL scirag.consolidation_render(
-    g, (scirag.consolidation_config($2)->>'enrich_from_parent')::boolean) AS r
-  ORDER BY 1
-$$;
-COMMENT ON FUNCTION scirag.consolidate(bigint[], jsonb) IS
-  'Consolidation (VulcanLab stage 2) over retrieved chunk ids, e.g. scirag.consolidate(ARRAY(SELECT chunk_id FROM scirag.retrieve(q, 10))). Returns context groups ordered by their best-ranked member: the chunks they account for, the parent that replaced them (coverage >= coverage_threshold, default 0.5), the heading breadcrumb, the text (no title/path prefix) and its source lines. options: coverage_threshold, line_gap (7), min_content_length (350 characters; shorter groups take in neighbouring siblings), enrich_from_parent (true: merged text is cut from the parent), preset (take these from a named preset). Unreadable ids are dropped.';
-
--- Declared here as the reader wall leaves them (functions/reader_wall_apply): the API functions
--- run as scirag_api, which owns no table, so row-level security keyed on the caller
--- (scirag.scope_role()) still filters every row they read.
-ALTER FUNCTION scirag.section_chain(bigint, int) OWNER TO scirag_api;
-ALTER FUNCTION scirag.consolidation_render(scirag.consolidation_group, boolean) OWNER TO scirag_api;
+-- Declared here as the reader wall leaves it (functions/reader_wall_apply).
 ALTER FUNCTION scirag.consolidation_groups(bigint[], jsonb) OWNER TO scirag_api;
-ALTER FUNCTION scirag.consolidate(bigint[], jsonb) OWNER TO scirag_api;
-REVOKE ALL ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
-  scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
-  scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION scirag.consolidation_config(jsonb), scirag.section_chain(bigint, int),
-  scirag.join_overlapping(text, text), scirag.covered_length(text, text[]), scirag.consolidation_render(scirag.consolidation_group, boolean),
-  scirag.consolidation_groups(bigint[], jsonb), scirag.consolidate(bigint[], jsonb)
-  TO scirag_reader, scirag_api, scirag_loader;
+REVOKE ALL ON FUNCTION scirag.consolidation_groups(bigint[], jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.consolidation_groups(bigint[], jsonb) TO scirag_reader, scirag_api, scirag_loader;
 GRANT USAGE ON TYPE scirag.consolidation_group TO scirag_reader, scirag_loader;
 -- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;

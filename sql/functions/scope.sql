@@ -1,190 +1,18 @@
 -- Deploy scirag:functions/scope (rework for issue 23: the positive filters in scope_is_empty and current_scope)
 -- The one implementation of the caller's scope (docs/threat-model.md). Row-level
--- security policies call these once per query (as initplans), so every layer
+-- security policies call its functions once per query (as initplans), so every layer
 -- filters before it ranks.
+-- Since the split (issue 28, docs/releasing.md "One object per change") this rework
+-- holds only the two functions it changes, scope_is_empty and current_scope (the
+-- scope's summary: is it empty, what is it). The other functions of
+-- functions/scope@v1.3 are unchanged by it and live in changes of their own:
+-- scope_settings (scope_role, scope_setting, parse_list, raise_setting_error),
+-- scope_ceiling, scope_classes (scope_licenses, scope_sources) and scope_exclusions
+-- (scope_excluded_documents, scope_exclude_retracted). Its revert still restores the
+-- whole @v1.3 script. current_scope() runs as scirag_api (SECURITY DEFINER, owner
+-- scirag_api, declared below as the reader wall leaves it): readers reach evidence
+-- only through such API functions, where the scope is keyed on scope_role(), the caller.
 BEGIN;
-
--- Reworked twice. Issue 13 (v1.1): narrowing settings are strict, their length capped,
--- ceilings match by role OID, current_scope() reports excluded ids that resolved to
--- nothing. Security wall (issue 13 item 1): readers reach evidence only through API
--- functions that run as scirag_api (SECURITY DEFINER, policies/reader_wall), where
--- current_user is scirag_api for every caller; the ceiling is therefore keyed on
--- scope_role(), the caller, and scope_ceiling() / scope_excluded_documents() /
--- current_scope() read their tables as scirag_api (SECURITY DEFINER, owner scirag_api,
--- declared below as the reader wall leaves them).
-
-CREATE OR REPLACE FUNCTION scirag.scope_role()
-RETURNS name
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-  -- Inside the API (current_user = scirag_api) the caller is the role the session
-  -- switched to with SET [LOCAL] ROLE (a pooler or PostgREST does so per request), or
-  -- else the session user. Neither can be forged: SET ROLE and set_config('role', ...)
-  -- check that the session user is a member of the role, and a SECURITY DEFINER
-  -- function cannot change role at all. Everywhere else it is current_user, as before.
-  RETURN CASE WHEN current_user <> 'scirag_api' THEN current_user
-              WHEN current_setting('role') = 'none' THEN session_user
-              ELSE current_setting('role')::name END;
-END $$;
-COMMENT ON FUNCTION scirag.scope_role() IS
-  'The role whose ceiling applies: current_user, except inside the reader API functions (current_user scirag_api), where it is the caller (SET ROLE role, else the session user).';
-
-CREATE OR REPLACE FUNCTION scirag.scope_setting(name text, max_length int DEFAULT 65536)
-RETURNS text
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  raw text := current_setting(name, true);
-BEGIN
-  -- A reader can SET anything; a megabyte list would be re-parsed by every policy initplan.
-  IF length(raw) > max_length THEN
-    RAISE EXCEPTION '%: value is % characters long, at most % allowed', name, length(raw), max_length
-      USING ERRCODE = '22023';
-  END IF;
-  RETURN raw;
-END $$;
-COMMENT ON FUNCTION scirag.scope_setting(text, int) IS
-  'A scope session setting (NULL when unset), refused with an error naming it when longer than max_length characters.';
-
-CREATE OR REPLACE FUNCTION scirag.parse_list(value text)
-RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-  SELECT coalesce(array_agg(DISTINCT btrim(x)) FILTER (WHERE btrim(x) <> ''), '{}')
-  FROM unnest(string_to_array(value, ',')) AS x
-$$;
-COMMENT ON FUNCTION scirag.parse_list(text) IS
-  'Splits a comma-separated setting into a trimmed, de-duplicated array ('''' gives an empty array).';
-
-CREATE OR REPLACE FUNCTION scirag.scope_ceiling()
-RETURNS TABLE (licenses text[], sources text[])
-LANGUAGE plpgsql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  caller name := scirag.scope_role();
-BEGIN
-  -- PL/pgSQL, not SQL: its plan is cached per session, where a SQL function with a SET
-  -- clause is planned on every call (policies call this several times per query).
-  -- Union over every role the caller is a member of (it could SET ROLE to any of
-  -- them anyway). sources NULL on any ceiling row means "any source".
-  RETURN QUERY
-  SELECT coalesce(array_agg(DISTINCT l), '{}'),
-         CASE WHEN bool_or(c.sources IS NULL) THEN NULL
-              ELSE coalesce(array_agg(DISTINCT s) FILTER (WHERE s IS NOT NULL), '{}') END
-  FROM scirag.role_ceilings c
-  LEFT JOIN LATERAL unnest(c.licenses) AS l ON true
-  LEFT JOIN LATERAL unnest(c.sources) AS s ON true
-  -- By OID and only while the role still has the name the ceiling was written for:
-  -- a dropped role's row is skipped (it used to make pg_has_role raise for every
-  -- reader), and a new role that takes an old name inherits nothing.
-  -- (to_regrole is a syscache lookup; a join with the pg_roles view cost 0.4 ms per call)
-  WHERE to_regrole(quote_ident(c.role_name)) = c.role_oid
-    AND pg_has_role(caller, c.role_oid, 'MEMBER');
-END $$;
-COMMENT ON FUNCTION scirag.scope_ceiling() IS
-  'The most the calling role (scope_role()) may see: union of role_ceilings over the roles it is a member of (matched by role OID; rows of dropped or renamed roles apply to nobody). No row means nothing.';
-
-CREATE OR REPLACE FUNCTION scirag.scope_licenses()
-RETURNS text[]
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  raw text := scirag.scope_setting('scirag.licenses', 1024);
-  requested text[];
-  bad text;
-BEGIN
-  IF raw IS NULL OR lower(btrim(raw)) = 'default' THEN
-    requested := ARRAY['public', 'open_commercial'];  -- external-safe; unknown never is
-  ELSE
-    requested := scirag.parse_list(lower(raw));        -- '' is an explicit empty list: nothing
-  END IF;
-  SELECT x INTO bad FROM unnest(requested) AS x
-  WHERE x NOT IN ('public', 'open_commercial', 'open_noncommercial', 'restricted', 'unknown') LIMIT 1;
-  IF bad IS NOT NULL THEN
-    RAISE EXCEPTION 'scirag.licenses: unknown license class "%"', bad
-      USING HINT = 'use a comma-separated subset of public, open_commercial, open_noncommercial, restricted, unknown; '''' for none; default for public,open_commercial';
-  END IF;
-  -- Every policy evaluates the license list, but the other settings only when a row
-  -- reaches them (exclude_retracted only for a retracted row): check them all here, so a
-  -- bad value fails every query instead of failing open until such a row turns up.
-  PERFORM scirag.scope_exclude_retracted(), scirag.scope_setting('scirag.exclude_documents', 65536),
-          scirag.scope_setting('scirag.sources', 65536);
-  RETURN ARRAY(SELECT unnest(requested) INTERSECT SELECT unnest(c.licenses)
-               FROM scirag.scope_ceiling() c ORDER BY 1);
-END $$;
-COMMENT ON FUNCTION scirag.scope_licenses() IS
-  'Effective license classes: scirag.licenses (unset or "default" = public,open_commercial; "" = none) intersected with the role ceiling.';
-
-CREATE OR REPLACE FUNCTION scirag.scope_sources()
-RETURNS text[]
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-  raw text := scirag.scope_setting('scirag.sources', 65536);
-  ceiling text[] := (SELECT c.sources FROM scirag.scope_ceiling() c);
-BEGIN
-  IF raw IS NULL OR btrim(raw) = '' OR lower(btrim(raw)) = 'default' THEN
-    RETURN ceiling;                                   -- no narrowing asked for
-  END IF;
-  IF ceiling IS NULL THEN
-    RETURN scirag.parse_list(raw);
-  END IF;
-  RETURN ARRAY(SELECT unnest(scirag.parse_list(raw)) INTERSECT SELECT unnest(ceiling) ORDER BY 1);
-END $$;
-COMMENT ON FUNCTION scirag.scope_sources() IS
-  'Effective sources: scirag.sources (unset or "" = any) intersected with the role ceiling; NULL means any source.';
-
-CREATE OR REPLACE FUNCTION scirag.scope_excluded_documents()
-RETURNS bigint[]
-LANGUAGE plpgsql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-  -- (PL/pgSQL for its cached plans, as the other scope functions)
-  RETURN (SELECT coalesce(array_agg(DISTINCT k.id), '{}')
-          FROM unnest(scirag.parse_list(scirag.scope_setting('scirag.exclude_documents', 65536))) AS x
-          JOIN scirag.document_keys k
-            ON k.external_id = x OR k.id = CASE WHEN x ~ '^[0-9]{1,18}$' THEN x::bigint END);
-END $$;
-COMMENT ON FUNCTION scirag.scope_excluded_documents() IS
-  'Document ids excluded by scirag.exclude_documents (manifest ids or numeric ids, comma-separated).';
-
-CREATE OR REPLACE FUNCTION scirag.raise_setting_error(name text, value text, expected text)
-RETURNS boolean
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-  RAISE EXCEPTION '%: invalid value "%"', name, left(value, 64)
-    USING ERRCODE = '22023', HINT = 'use ' || expected;
-END $$;
-COMMENT ON FUNCTION scirag.raise_setting_error(text, text, text) IS
-  'Raises "<setting>: invalid value" with the accepted values as hint (usable inside SQL expressions).';
-
-CREATE OR REPLACE FUNCTION scirag.scope_exclude_retracted()
-RETURNS boolean
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-  -- Strict: 't', 'y' or a typo used to mean "off" without a word (fail open).
-  RETURN CASE lower(btrim(coalesce(scirag.scope_setting('scirag.exclude_retracted', 64), '')))
-           WHEN '' THEN false WHEN 'off' THEN false WHEN 'false' THEN false
-           WHEN 'on' THEN true WHEN 'true' THEN true
-           ELSE scirag.raise_setting_error('scirag.exclude_retracted',
-                  current_setting('scirag.exclude_retracted', true), 'on, off, true or false') END;
-END $$;
-COMMENT ON FUNCTION scirag.scope_exclude_retracted() IS
-  'True when scirag.exclude_retracted is on/true (unset, "", off, false: false; anything else raises): retracted documents drop out of every layer.';
 
 CREATE OR REPLACE FUNCTION scirag.scope_is_empty()
 RETURNS boolean
@@ -229,17 +57,9 @@ AS $$
 $$;
 COMMENT ON FUNCTION scirag.current_scope() IS 'The effective scope of this session, for humans and traces (ids are counted, not listed; excluded_documents_unresolved counts listed ids that match no document the caller could see; filters lists the positive filters set, filtered_documents how many visible documents they admit, NULL without filters).';
 
-ALTER FUNCTION scirag.scope_ceiling() OWNER TO scirag_api;
-ALTER FUNCTION scirag.scope_excluded_documents() OWNER TO scirag_api;
 ALTER FUNCTION scirag.current_scope() OWNER TO scirag_api;
-REVOKE ALL ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
-  scirag.raise_setting_error(text, text, text), scirag.scope_licenses(),
-  scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
-  scirag.scope_is_empty(), scirag.current_scope() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION scirag.scope_role(), scirag.parse_list(text), scirag.scope_ceiling(), scirag.scope_setting(text, int),
-  scirag.raise_setting_error(text, text, text), scirag.scope_licenses(),
-  scirag.scope_sources(), scirag.scope_excluded_documents(), scirag.scope_exclude_retracted(),
-  scirag.scope_is_empty(), scirag.current_scope()
+REVOKE ALL ON FUNCTION scirag.scope_is_empty(), scirag.current_scope() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.scope_is_empty(), scirag.current_scope()
   TO scirag_reader, scirag_api, scirag_loader, scirag_owner;
 -- The safety net: the same settings for every listed API function (tests/pgtap/01_rls_sweep.sql).
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;

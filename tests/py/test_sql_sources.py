@@ -76,7 +76,7 @@ def test_unreleased_function_scripts_declare_what_the_wall_sets(wall):
 
 
 def test_a_planted_invoker_or_unpinned_function_is_named(wall):
-    text = (ROOT / "sql" / "functions" / "consolidate.sql").read_text(encoding="utf-8")
+    text = (ROOT / "sql" / "functions" / "consolidate_main.sql").read_text(encoding="utf-8")
     assert problems(text, wall) == []
     planted = text.replace(
         "LANGUAGE sql STABLE\nSECURITY DEFINER\nSET search_path = pg_catalog, pg_temp\nAS $$\n  SELECT (row_number()",

@@ -1,0 +1,8 @@
+-- Revert scirag:functions/consolidation_text: nothing to undo.
+-- This change re-created scirag.join_overlapping, scirag.covered_length exactly as the plan had defined
+-- them before (moved out of functions/consolidate: same body, comment, owner, security and
+-- privileges; scripts/test_split.sh compares the catalog before and after every split
+-- change). So the database before this change already held them, as they are: dropping
+-- them here would break functions/consolidate, and re-creating them from this change's own
+-- deploy script would, after a later rework, install the reworked version instead.
+-- (A rework of this change has a revert of its own, which restores this version.)

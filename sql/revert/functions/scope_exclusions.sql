@@ -1,0 +1,8 @@
+-- Revert scirag:functions/scope_exclusions: nothing to undo.
+-- This change re-created scirag.scope_excluded_documents, scirag.scope_exclude_retracted exactly as the plan had defined
+-- them before (moved out of functions/scope: same body, comment, owner, security and
+-- privileges; scripts/test_split.sh compares the catalog before and after every split
+-- change). So the database before this change already held them, as they are: dropping
+-- them here would break functions/scope, and re-creating them from this change's own
+-- deploy script would, after a later rework, install the reworked version instead.
+-- (A rework of this change has a revert of its own, which restores this version.)
