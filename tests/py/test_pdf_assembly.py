@@ -1,0 +1,140 @@
+"""How text is put together from a PDF's characters and words (issue 25, items 5-7).
+
+Each test pins one way real papers broke, on the objects the code receives from
+pdfplumber (word and character dicts built here) and on a paper written by this test
+(tests/data/make_pdfs.py) with the same traits:
+
+* item 5: a number cut at a font or size change stays whole in prose and in table
+  cells ('28.4', '3 × 10−3'), and the symbols TeX's maths fonts carry as bare glyph
+  codes ('(cid:15)' in CMMI, '(cid:0)' in CMSY) are read as the characters they are
+  (ϵ, −) instead of vanishing ('where = 0.001' read for 'where ϵ = 0.001');
+* item 6: small capitals are letter-spaced (about 0.05 em between glyphs: 0.6 pt in a
+  12 pt heading, more in a title), so gluing a split word must be judged in the type's
+  size, not in absolute points; such headings then make the section tree, while a
+  figure's labels never do;
+* item 7: a title stops where the author block starts, even when the authors are set
+  large, without commas, e-mails or a date: the block sits further from the title than
+  the title's own lines sit from each other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from make_pdfs import Page, write_pdf
+from scirag.chunk import chunk_document
+from scirag.parse import parse_file
+from scirag.pdf_layout import join_words
+
+BODY = "the method reads every page of the paper in order and keeps each"
+
+
+def word(
+    text: str, x0: float, x1: float, size: float = 10.0, top: float = 100.0, bold: bool = False, rise: float = 0
+) -> dict:
+    """A word as pdf_layout.extract_page keeps it (pdfplumber's word, size and weight), on
+    the line whose 10 pt text spans top..top+10; rise lifts a superscript off that line."""
+    bottom = top + 10 - rise
+    return {"text": text, "x0": x0, "x1": x1, "top": bottom - size, "bottom": bottom, "size": size, "bold": bold}
+
+
+# ---------------------------------------------------------------------------
+# Item 6: joining words split at a size change
+# ---------------------------------------------------------------------------
+
+
+def test_touching_is_judged_in_the_type_size():
+    """SciTab's title as pdfplumber cuts it: 'S' 14.3 pt, 'CI' 11.5 pt, 'T', 'AB', ':'
+    with 0.72 pt between glyphs (letter-spaced small capitals), real spaces 3.6 pt."""
+    title = [
+        word("S", 96.1, 104.1, 14.3),
+        word("CI", 104.8, 118.3, 11.5),
+        word("T", 119.0, 128.5, 14.3),
+        word("AB", 128.1, 144.8, 11.5),
+        word(":", 145.1, 149.9, 14.3),
+        word("A", 154.3, 164.7, 14.3),
+        word("Challenging", 168.3, 242.4, 14.3),
+    ]
+    assert join_words(title) == "SCITAB: A Challenging"
+    # a thin space in running maths (0.16 em) and a tightly justified space (0.2 em) stay
+    assert join_words([word("minimize", 0, 40, 11), word("E", 41.8, 48, 11)]) == "minimize E"
+    assert join_words([word("the", 0, 14), word("model", 16.0, 40)]) == "the model"
+
+
+# ---------------------------------------------------------------------------
+# Items 5 and 6 on a written paper
+# ---------------------------------------------------------------------------
+
+H = 792
+
+
+def small_caps(page: Page, x: float, top: float, text: str, size: float) -> None:
+    """Small capitals as Times' faked small caps set them (ICLR's headings, SciTab's name):
+    each word's first capital at the full size, the rest as capitals at 0.8 of it, and
+    0.05 em between all glyphs."""
+    runs = []
+    for i, part in enumerate(text.split(" ")):
+        head, rest = part[0], part[1:]
+        if not head.isalpha():  # a section number
+            runs.append((("" if i == 0 else " ") + part, size, 0, "F1", 0.05 * size))
+            continue
+        runs.append((("" if i == 0 else " ") + head, size, 0, "F1", 0.05 * size))
+        if rest:
+            runs.append((rest, 0.8 * size, 0, "F1", 0.05 * size))
+    page.text_at(x, H - top - size, runs, size)
+
+
+def paper(tmp_path: Path) -> Path:
+    p = Page()
+    p.text(130, 60, "Seeing Through Small Capitals", size=16, bold=True)
+    p.text(200, 85, "Ada Lovelace and Alan Turing", size=10)
+    small_caps(p, 72, 120, "ABSTRACT", 12)
+    p.text(72, 142, f"We study how {BODY} number whole for every later question.")
+    small_caps(p, 72, 170, "1 INTRODUCTION", 12)
+    # Adam's epsilon as the Transformer paper sets it: the epsilon from CMMI (glyph
+    # code 15), the exponent's minus from CMSY (code 0), both without a name
+    p.text_at(
+        72,
+        H - 200,
+        [
+            ("We use Adam with ", 10, 0),
+            ("\x0f", 10, 0, "F3"),
+            (" = 10", 10, 0),
+            ("\x00", 7, 4, "F4"),
+            ("9", 7, 4),
+            (" and a score of 28", 10, 0),
+            (".", 10.5, 0),
+            ("4 BLEU.", 10, 0),
+        ],
+        10,
+    )
+    p.text(72, 214, f"The results show that {BODY} score in one place.")
+    small_caps(p, 72, 250, "2 PRE-TRAINING", 12)
+    p.text(72, 272, f"Pre-training {BODY} weight for the fine-tuning runs.")
+    small_caps(p, 72, 300, "2.1 ATTENTION DISTANCE", 12)
+    p.text(72, 322, f"The attention distance {BODY} head of each layer apart.")
+    # a figure: labels in small capitals and in capitals, tick labels, caption below
+    small_caps(p, 240, 360, "PATCH EMBEDDING", 9)
+    p.text(250, 380, "ENCODER", size=9)
+    for i, tick in enumerate(["0.2", "0.4", "0.6"]):
+        p.text(200 + 60 * i, 420, tick, size=7)
+    p.text(72, 440, "Figure 1: The encoder and its attention distance per layer.")
+    p.text(72, 470, f"After the figure {BODY} text of the section going.")
+    return write_pdf(tmp_path / "caps.pdf", [p], {"Title": "Seeing Through Small Capitals"}, tex_fonts=True)
+
+
+def test_letter_spaced_small_caps_headings_make_the_section_tree(tmp_path):
+    doc = parse_file(paper(tmp_path))
+    headings = [(b.level, b.text) for b in doc.blocks if b.kind == "heading"]
+    assert headings == [
+        (1, "ABSTRACT"),
+        (1, "1 INTRODUCTION"),
+        (1, "2 PRE-TRAINING"),
+        (2, "2.1 ATTENTION DISTANCE"),
+    ], headings
+    text = "\n".join(b.text for b in doc.blocks)
+    for broken in ("A TTENTION", "P RE", "I NTRODUCTION", "P ATCH"):
+        assert broken not in text, text
+    chunks = chunk_document(doc, "Seeing Through Small Capitals")
+    paths = {c.section_path for c in chunks if c.kind != "section" and "attention distance" in c.content}
+    assert paths == {"2 PRE-TRAINING > 2.1 ATTENTION DISTANCE"}, paths
