@@ -24,7 +24,7 @@ from pathlib import Path
 from make_pdfs import Page, write_pdf
 from scirag.chunk import chunk_document
 from scirag.parse import parse_file
-from scirag.pdf_layout import join_words
+from scirag.pdf_layout import PageData, extract_page, join_words, layout
 
 BODY = "the method reads every page of the paper in order and keeps each"
 
@@ -39,7 +39,7 @@ def word(
 
 
 # ---------------------------------------------------------------------------
-# Item 6: joining words split at a size change
+# Items 5 and 6: words split at a font or size change, symbols without a name
 # ---------------------------------------------------------------------------
 
 
@@ -59,6 +59,79 @@ def test_touching_is_judged_in_the_type_size():
     # a thin space in running maths (0.16 em) and a tightly justified space (0.2 em) stay
     assert join_words([word("minimize", 0, 40, 11), word("E", 41.8, 48, 11)]) == "minimize E"
     assert join_words([word("the", 0, 14), word("model", 16.0, 40)]) == "the model"
+
+
+def test_table_cells_keep_numbers_whole():
+    """Reptile's hyperparameter table: '10' then a superscript '−' '3' in a smaller size,
+    glyphs touching; the cell must read '3 × 10−3' as the line does."""
+    caption = "Table 1: Hyperparameters of the runs in the few-shot experiments."
+    words = []
+    x = 72.0
+    for t in caption.split():
+        words.append(word(t, x, x + 5.0 * len(t), top=100))
+        x += 5.0 * len(t) + 2.5
+    words += [word("Parameter", 150, 195, top=118, bold=True), word("Value", 320, 345, top=118, bold=True)]
+    for i, (label, value) in enumerate([("Inner learning rate", "0.001"), ("Outer step size", "0.1")]):
+        top = 132 + 13 * i
+        x = 150.0
+        for t in label.split():
+            words.append(word(t, x, x + 5.0 * len(t), top=top))
+            x += 5.0 * len(t) + 2.5
+        words.append(word(value, 320, 320 + 5.0 * len(value), top=top))
+    top = 158
+    words += [
+        word("Meta", 150, 170, top=top),
+        word("step", 172.5, 190, top=top),
+        word("3", 320, 325, top=top),
+        word("×", 327.5, 333, top=top),
+        word("10", 335.5, 345.5, top=top),
+        word("−", 345.5, 350, 7, top=top, rise=3),
+        word("3", 350, 353.5, 7, top=top, rise=3),
+    ]
+    for i in range(6):  # prose below the table
+        top = 200 + 12 * i
+        x = 72.0
+        for t in f"After the table {BODY} line".split():
+            words.append(word(t, x, x + 5.0 * len(t), top=top))
+            x += 5.0 * len(t) + 2.5
+    doc = layout([PageData(1, 612, 792, words, [(140, 114, 360, 115), (140, 129, 360, 130), (140, 172, 360, 173)])])
+    table = next(b.text for b in doc.blocks if b.kind == "table")
+    assert "Meta step | 3 × 10−3" in table, table
+
+
+class _Page:
+    """What extract_page asks of a pdfplumber page."""
+
+    def __init__(self, words: list[dict]):
+        self.words, self.width, self.height, self.lines, self.rects = words, 612, 792, [], []
+
+    def extract_words(self, **_):
+        return self.words
+
+
+def _pw(text: str, x0: float, fontname: str, size: float = 10.0) -> dict:
+    return {"text": text, "x0": x0, "x1": x0 + 5, "top": 100, "bottom": 110, "size": size, "fontname": fontname}
+
+
+def test_tex_maths_glyph_codes_become_characters():
+    """pdfminer gives '(cid:N)' for glyphs of TeX's maths fonts it cannot name; N is the
+    slot in the font's TeX encoding, so CMMI's 15 is ϵ and CMSY's 0 the minus."""
+    page = _Page(
+        [
+            _pw("where", 50, "Times-Roman"),
+            _pw("(cid:15)", 80, "ABCDEF+CMMI10"),
+            _pw("=", 88, "Times-Roman"),
+            _pw("10", 95, "Times-Roman"),
+            _pw("(cid:0)", 105, "GHIJKL+CMSY7", 7),
+            _pw("9", 110, "Times-Roman", 7),
+            _pw("(cid:48)", 120, "CMSY8", 7),  # prime
+            _pw("(cid:80)", 130, "XYZABC+CMEX10"),  # a display sum: dropped as before
+            _pw("(cid:15)", 140, "SomeOtherFont"),  # unknown encoding: dropped, never guessed
+            _pw("(cid:51)", 150, "ZapfDingbats"),  # ✓
+        ]
+    )
+    texts = [w["text"] for w in extract_page(page, 1).words]
+    assert texts == ["where", "ϵ", "=", "10", "−", "9", "′", "✓"], texts
 
 
 # ---------------------------------------------------------------------------
@@ -138,3 +211,9 @@ def test_letter_spaced_small_caps_headings_make_the_section_tree(tmp_path):
     chunks = chunk_document(doc, "Seeing Through Small Capitals")
     paths = {c.section_path for c in chunks if c.kind != "section" and "attention distance" in c.content}
     assert paths == {"2 PRE-TRAINING > 2.1 ATTENTION DISTANCE"}, paths
+
+
+def test_numbers_and_maths_symbols_stay_in_the_text(tmp_path):
+    doc = parse_file(paper(tmp_path))
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text

@@ -95,15 +95,54 @@ def _clean(text: str) -> str:
     return _PRIVATE.sub("", _CID.sub("", text))
 
 
+def _glyphs(*ranges: tuple[int, str]) -> dict[int, str]:
+    """{slot: character} from (first slot, the characters of the following slots)."""
+    return {first + k: ch for first, chars in ranges for k, ch in enumerate(chars) if ch != "\0"}
+
+
+_AZ = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# The TeX encodings of the maths fonts set at text size (OML: cmmi, OMS: cmsy) and the
+# symbol fonts papers use. pdfminer gives '(cid:N)' for a glyph of a font it cannot name,
+# and these fonts' codes are their slots: CMMI's 15 is ϵ, CMSY's 0 the minus. Slots that
+# are pieces of larger glyphs (hooks, the negation slash) map to nothing ("\0"); so does
+# all of CMEX (display-size sums, integrals and delimiters, drawn from pieces and tall
+# enough to break the line they stand on).
+_TEX_GLYPHS = {
+    "CMMI": _glyphs(
+        (0, "ΓΔΘΛΞΠΣΥΦΨΩαβγδϵζηθικλμνξπρστυϕχψωεϑϖϱςφ↼↽⇀⇁\0\0▹◃0123456789.,</>⋆∂"),
+        (65, _AZ + "♭♮♯⌣⌢ℓ" + _AZ.lower() + "ıȷ℘"),
+    ),
+    "CMSY": _glyphs(
+        (0, "−·×∗÷⋄±∓⊕⊖⊗⊘⊙◯∘•≍≡⊆⊇≤≥⪯⪰∼≈⊂⊃≪≫≺≻←→↑↓↔↗↘≃⇐⇒⇑⇓⇔↖↙∝′∞∈∋△▽\0\0∀∃¬∅ℜℑ⊤⊥ℵ"),
+        (65, _AZ + "∪∩⊎∧∨⊢⊣⌊⌋⌈⌉{}⟨⟩|‖↕⇕\\≀√⨿∇∫⊔⊓⊑⊒§†‡¶♣♦♥♠"),
+    ),
+    "MSAM": _glyphs((3, "□■"), (88, "✓")),
+    "ZAPFDINGBATS": _glyphs((0x33, "✓✔✕✖✗✘")),
+    "DINGBATS": _glyphs((0x33, "✓✔✕✖✗✘")),
+}
+_TEX_FONT = re.compile(r"^(?:[A-Z]{6}\+)?(CMMIB?|CMSY|CMBSY|MSAM|ZAPFDINGBATS|DINGBATS)\d*$", re.I)
+
+
+def _tex_glyphs(text: str, fontname: str) -> str:
+    """'(cid:N)' codes of a TeX maths or symbol font as the characters they stand for;
+    codes of any other font stay as they are (_clean drops them: no guessing)."""
+    m = _TEX_FONT.match(fontname or "")
+    if not m or "(cid:" not in text:
+        return text
+    family = m.group(1).upper()
+    table = _TEX_GLYPHS[{"CMMIB": "CMMI", "CMBSY": "CMSY"}.get(family, family)]
+    return _CID.sub(lambda c: table.get(int(c.group(0)[5:-1]), ""), text)
+
+
 def extract_page(page, number: int) -> PageData:
     words = []
     for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=3, extra_attrs=["size", "fontname"]):
         if not w.get("upright", True):
             continue
-        text = _clean(w["text"]).strip()
+        font = w.get("fontname", "")
+        text = _clean(_tex_glyphs(w["text"], font)).strip()
         if not text:
             continue
-        font = w.get("fontname", "")
         words.append(
             {
                 "text": text,
@@ -584,10 +623,10 @@ _SPLIT_DECIMAL = re.compile(r"(?<=\d) ?\. ?(?=\d)")
 
 
 def _cells(row: list[dict], bounds) -> list[str]:
-    cells: list[list[str]] = [[] for _ in bounds]
+    cells: list[list[dict]] = [[] for _ in bounds]
     for w in row:
-        cells[_col_of(w, bounds)].append(w["text"])
-    return [_SPLIT_DECIMAL.sub(".", " ".join(c)) for c in cells]
+        cells[_col_of(w, bounds)].append(w)
+    return [_SPLIT_DECIMAL.sub(".", join_words(c)) for c in cells]
 
 
 def _header_count(rows: list[list[dict]], page: PageData, span, body: float) -> int:
@@ -627,11 +666,11 @@ def _flatten_header(hrows: list[list[dict]], bounds, body: float) -> list[str]:
             if innermost:
                 # The innermost row: every word names the column it stands in.
                 for j in sorted({_col_of(w, bounds) for w in seg}):
-                    part = " ".join(w["text"] for w in seg if _col_of(w, bounds) == j)
+                    part = join_words([w for w in seg if _col_of(w, bounds) == j])
                     names[j] = f"{names[j]} {part}".strip()
                 continue
             x0, x1 = seg[0]["x0"], seg[-1]["x1"]
-            text = " ".join(w["text"] for w in seg)
+            text = join_words(seg)
             cover = [j for j, b in enumerate(bounds) if b[0] < x1 - 1 and b[1] > x0 + 1] or [_col_of(seg[0], bounds)]
             for j in cover:
                 names[j] = f"{names[j]} {text}".strip() + (" /" if len(cover) > 1 else "")
