@@ -39,7 +39,7 @@ def word(
 
 
 # ---------------------------------------------------------------------------
-# Items 5 and 6: words split at a font or size change, symbols without a name
+# Item 5: numbers and symbols
 # ---------------------------------------------------------------------------
 
 
@@ -217,3 +217,35 @@ def test_numbers_and_maths_symbols_stay_in_the_text(tmp_path):
     doc = parse_file(paper(tmp_path))
     text = "\n".join(b.text for b in doc.blocks)
     assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text
+
+
+# ---------------------------------------------------------------------------
+# Item 7: the title stops before the author block
+# ---------------------------------------------------------------------------
+
+
+def test_a_title_stops_where_the_author_block_starts(tmp_path):
+    """The authors and their institute set large (at least 1.25x the body, as a subtitle
+    may be), without commas, marks, e-mails or a date: only their distance from the
+    title tells them apart. A subtitle set as close as the title's own lines stays."""
+    from scirag.pdfmeta import read_pdf_meta
+
+    def page(lines):
+        p = Page()
+        for text, size, top in lines:
+            p.text(90, top, text, size=size)
+        p.text(280, 250, "Abstract", size=11)
+        for i in range(14):
+            p.text(72, 270 + 12 * i, f"Body line {i} says that {BODY} straw yield in range.", size=10)
+        return p
+
+    title = [("Flashing Straw: Fast and Memory-Efficient", 20, 60), ("Exact Baling with IO-Awareness", 20, 84)]
+    authors = [("Ada Lovelace Grace Hopper Alan Turing", 14, 125), ("Analytical Engine Institute", 14, 144)]
+    pdf = write_pdf(tmp_path / "t.pdf", [page(title + authors)])
+    meta = read_pdf_meta(pdf)
+    assert meta.title == "Flashing Straw: Fast and Memory-Efficient Exact Baling with IO-Awareness", meta.title
+    assert meta.authors == ["Ada Lovelace", "Grace Hopper", "Alan Turing"], meta.authors
+
+    subtitle = [("Straw Bales", 20, 60), ("Bootstrapping Baling With Baling", 16, 84)]
+    pdf = write_pdf(tmp_path / "s.pdf", [page(subtitle + [(a, 10, t) for a, _, t in authors])])
+    assert read_pdf_meta(pdf).title == "Straw Bales Bootstrapping Baling With Baling"
