@@ -126,8 +126,10 @@ _TEX_FONT = re.compile(r"^(?:[A-Z]{6}\+)?(CMMIB?|CMSY|CMBSY|MSAM|ZAPFDINGBATS|DI
 def _tex_glyphs(text: str, fontname: str) -> str:
     """'(cid:N)' codes of a TeX maths or symbol font as the characters they stand for;
     codes of any other font stay as they are (_clean drops them: no guessing)."""
+    if "(cid:" not in text:
+        return text
     m = _TEX_FONT.match(fontname or "")
-    if not m or "(cid:" not in text:
+    if not m:
         return text
     family = m.group(1).upper()
     table = _TEX_GLYPHS[{"CMMIB": "CMMI", "CMBSY": "CMSY"}.get(family, family)]
@@ -245,10 +247,13 @@ def join_words(words: list[dict]) -> str:
     prev = None
     for w in words:
         if prev is not None:
-            size = max(w.get("size") or 0.0, prev.get("size") or 0.0) or 10.0
-            baseline = abs(w.get("bottom", 0.0) - prev.get("bottom", 0.0)) <= 0.15 * size
-            limit = _TOUCHING_EM * size if baseline else _TOUCHING_SCRIPT
-            out += "" if w["x0"] - prev["x1"] < limit else " "
+            gap = w["x0"] - prev["x1"]
+            if gap >= 2.5:  # wider than 0.1 em of text up to 25 pt: a space (the common case)
+                out += " "
+            else:
+                size = max(w.get("size") or 0.0, prev.get("size") or 0.0) or 10.0
+                baseline = abs(w.get("bottom", 0.0) - prev.get("bottom", 0.0)) <= 0.15 * size
+                out += "" if gap < (_TOUCHING_EM * size if baseline else _TOUCHING_SCRIPT) else " "
         out += w["text"]
         prev = w
     return out
