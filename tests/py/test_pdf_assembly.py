@@ -213,6 +213,24 @@ def test_letter_spaced_small_caps_headings_make_the_section_tree(tmp_path):
     assert paths == {"2 PRE-TRAINING > 2.1 ATTENTION DISTANCE"}, paths
 
 
+def test_a_label_in_small_capitals_is_no_section(tmp_path):
+    """A diagram without a caption leaves its labels in the text flow; one set in small
+    capitals at body size (two sizes, all capitals, like a heading) is no section: small
+    capitals make a heading only with a section number or a heading's name."""
+    p = Page()
+    p.text(130, 60, "Seeing Through Small Capitals", size=16, bold=True)
+    small_caps(p, 72, 120, "1 INTRODUCTION", 12)
+    p.text(72, 142, f"We study how {BODY} label apart from the headings.")
+    small_caps(p, 250, 170, "TRANSFORMER ENCODER", 10)
+    p.text(72, 200, f"After the diagram {BODY} text of the section going.")
+    small_caps(p, 72, 230, "ACKNOWLEDGMENTS", 12)
+    p.text(72, 252, f"We thank {BODY} reader of the draft.")
+    doc = parse_file(write_pdf(tmp_path / "label.pdf", [p]))
+    headings = [(b.level, b.text) for b in doc.blocks if b.kind == "heading"]
+    assert headings == [(1, "1 INTRODUCTION"), (1, "ACKNOWLEDGMENTS")], headings
+    assert "TRANSFORMER ENCODER" in "\n".join(b.text for b in doc.blocks if b.kind == "prose")
+
+
 def test_numbers_and_maths_symbols_stay_in_the_text(tmp_path):
     doc = parse_file(paper(tmp_path))
     text = "\n".join(b.text for b in doc.blocks)

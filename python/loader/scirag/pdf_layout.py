@@ -883,7 +883,11 @@ def _candidate(line: Line, body: float) -> bool:
     if not (2 <= len(text) <= 120) or len(words) > 14 or line.role != "text" or line.level == -1:
         return False
     if _small_caps(line, body) and len(words) <= 10 and not text.endswith((".", ",", ";")):
-        return True
+        # Small capitals make a heading with a section number or a heading's name; a
+        # diagram's label in small capitals has neither (it may still be bold or large).
+        name = re.sub(r"^\d+\.?\s*", "", text).lower().strip(" .:")
+        if _heading_number(text)[0] is not None or name in _TOP_NAMES:
+            return True
     if not (line.bold or line.size >= body + 1.5):
         return False
     known = text.lower().strip(" .:") in _TOP_NAMES
