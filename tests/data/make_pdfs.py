@@ -7,7 +7,9 @@ The writer uses the standard Helvetica fonts (pdfminer knows their metrics, so
 character boxes and gaps are real): no font files, no PDF library, no licence
 question. Object order is fixed: catalog, page tree, fonts, then each page
 followed by its content stream, then the /Info dictionary; tests that cut a file
-(truncation) rely on it.
+(truncation) rely on it. write_pdf(..., tex_fonts=True) adds, after those, the two
+TeX maths fonts papers set symbols in (CMMI10 as F3, CMSY10 as F4), named but not
+embedded, so a reader gets their glyph codes, not characters, as from a TeX paper.
 """
 
 from __future__ import annotations
@@ -39,10 +41,20 @@ class Page:
         self, x: float, y: float, text: str | list[tuple[str, float, float]], size: float = 10, rotated: bool = False
     ) -> "Page":
         """Text with its baseline at y points above the bottom edge; `text` may be a list of
-        (text, size, rise) runs (superscript marks inside a line); rotated: 90 degrees."""
+        (text, size, rise[, font[, letter spacing]]) runs (superscript marks inside a line,
+        maths fonts, letter-spaced small capitals); rotated: 90 degrees."""
         matrix = f"0 1 -1 0 {x} {y} Tm" if rotated else f"1 0 0 1 {x} {y} Tm"
         runs = text if isinstance(text, list) else [(text, size, 0)]
-        body = " ".join(f"/F1 {s} Tf {r} Ts ({_esc(t)}) Tj" for t, s, r in runs)
+        # a run may name its font (F1-F4) and a letter spacing in points: Tc between its
+        # glyphs and a TJ shift after its last one (Tc lasts to the end of the text
+        # object, so it is set for every run once one has it)
+        spaced = any(len(run) > 4 for run in runs)
+        ops = []
+        for run in runs:
+            font, sp = run[3] if len(run) > 3 else "F1", run[4] if len(run) > 4 else 0
+            show = f"[({_esc(run[0])}) {-1000 * sp / run[1]:.1f}] TJ" if sp else f"({_esc(run[0])}) Tj"
+            ops.append(f"/{font} {run[1]} Tf " + (f"{sp} Tc " if spaced else "") + f"{run[2]} Ts {show}")
+        body = " ".join(ops)
         self.ops.append(f"BT {matrix} {body} ET")
         return self
 
@@ -52,9 +64,12 @@ class Page:
         return self
 
 
-def write_pdf(path: Path, pages: list[Page], info: dict | None = None) -> Path:
+def write_pdf(path: Path, pages: list[Page], info: dict | None = None, tex_fonts: bool = False) -> Path:
     objs: list[bytes] = []
     n_pages = len(pages)
+    # the TeX fonts come last (after /Info), so files without them keep their layout
+    tex = 5 + 2 * n_pages + (1 if info else 0)
+    extra = f" /F3 {tex} 0 R /F4 {tex + 1} 0 R" if tex_fonts else ""
     # 1 catalog, 2 pages, 3 F1, 4 F2, then (page, content) pairs, then /Info
     kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(n_pages))
     objs.append(b"<< /Type /Catalog /Pages 2 0 R >>")
@@ -65,11 +80,20 @@ def write_pdf(path: Path, pages: list[Page], info: dict | None = None) -> Path:
         stream = "\n".join(page.ops).encode("latin-1")
         objs.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {W} {H}] /Contents {6 + 2 * i} 0 R "
-            f"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>".encode()
+            f"/Resources << /Font << /F1 3 0 R /F2 4 0 R{extra} >> >> >>".encode()
         )
         objs.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
     if info:
         objs.append(("<< " + " ".join(f"/{k} ({_esc(v)})" for k, v in info.items()) + " >>").encode("latin-1"))
+    if tex_fonts:
+        widths = " ".join(["500"] * 128)
+        for name in ("CMMI10", "CMSY10"):
+            objs.append(
+                f"<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+{name} /FirstChar 0 /LastChar 127 "
+                f"/Widths [{widths}] /FontDescriptor << /Type /FontDescriptor /FontName /ABCDEF+{name} "
+                f"/Flags 4 /FontBBox [0 -250 1000 750] /ItalicAngle 0 /Ascent 750 /Descent -250 "
+                f"/CapHeight 700 /StemV 80 >> >>".encode()
+            )
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for n, body in enumerate(objs, 1):
@@ -79,7 +103,8 @@ def write_pdf(path: Path, pages: list[Page], info: dict | None = None) -> Path:
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
-    trailer = f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R" + (f" /Info {len(objs)} 0 R" if info else "")
+    info_ref = 5 + 2 * n_pages
+    trailer = f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R" + (f" /Info {info_ref} 0 R" if info else "")
     out += f"{trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
     return path

@@ -284,9 +284,15 @@ def _title(lines: list[_Line]) -> tuple[list[_Line], int]:
     end = start + 1
     while end < len(lines):
         ln, last = lines[end], picked[-1]
-        near = ln.top - last.bottom < 1.6 * last.size
+        gap = ln.top - last.bottom
+        near = gap < 1.6 * last.size
         same = abs(ln.size - top_size) < 0.3
-        subtitle = ln.size >= 1.25 * body and ln.size < top_size
+        # A smaller line goes on the title (a subtitle) only when it sits as close as the
+        # title's own lines do (a line gap of about 0.3 of their size); the author block,
+        # however large its type, starts after a wider gap (LaTeX's \maketitle puts 1.5 em
+        # before it), and a title must not run into it (issue 25: names, affiliations,
+        # e-mails and a date read as the title, no authors found).
+        subtitle = ln.size >= 1.25 * body and ln.size < top_size and gap <= 0.5 * last.size
         if not near or not (same or subtitle) or _author_block(ln.text):
             break
         picked.append(ln)
