@@ -36,17 +36,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _text_rules():
-    """scirag_helpers/text.py loaded by path (the package is not installed in .venv-train)."""
-    path = ROOT / "python" / "plpy_helpers" / "scirag_helpers" / "text.py"
-    spec = importlib.util.spec_from_file_location("_scirag_text_rules", path)
+def _helper(name: str):
+    """scirag_helpers/NAME.py loaded by path (the package is not installed in .venv-train)."""
+    path = ROOT / "python" / "plpy_helpers" / "scirag_helpers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_scirag_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 
 
-_TEXT = _text_rules()
+_TEXT = _helper("text")
+_WORDS = _helper("words")
 chunk_content = _TEXT.chunk_content
 
 HELDOUT_BUCKETS = (0, 1, 2)  # 30 % of the claims, by hash: never trained on
@@ -68,9 +69,7 @@ def part(dataset: str, ident: str) -> str:
 # ---------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the their this to was were with".split()
-)
+_STOP = _WORDS.BM25_STOP  # the list the shipped reranker's hard negatives were mined with
 
 
 def terms(text: str) -> list[str]:

@@ -35,6 +35,7 @@ _PREFIXES = {
 }
 AREAS_OF_MODULES = {
     "test_qasper_metric": "answers",
+    "test_words": "answers",
     "test_bm25": "retrieval",
     "test_keyword_fuzz": "retrieval",
     "test_hyde_prf": "retrieval",

@@ -144,3 +144,30 @@ def test_bad_input_is_refused_by_name_as_invalid_parameter_value(reader_conn, de
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
         answer(reader_conn, question, bad)
     reader_conn.rollback()
+
+
+def test_the_answerer_gets_each_body_with_its_retrieval_row(reader_conn, loader_conn, demo_corpus):
+    """scirag.retrieve_evidence: retrieve's rows (same order, same columns) plus each
+    chunk's stored body, so scirag.answer reads no chunk a second time; readers keep
+    scirag.retrieve and cannot call the variant."""
+    opts = json.dumps({})
+    plain = loader_conn.execute(
+        "SELECT rank, chunk_id, content, citation FROM scirag.retrieve(%s, 8, 'interactive', %s::jsonb)",
+        (SAMPLE, opts),
+    ).fetchall()
+    evid = loader_conn.execute(
+        "SELECT e.rank, e.chunk_id, e.content, e.citation, e.body, c.body "
+        "FROM scirag.retrieve_evidence(%s, 8, 'interactive', %s::jsonb) e JOIN scirag.chunks c ON c.id = e.chunk_id",
+        (SAMPLE, opts),
+    ).fetchall()
+    assert plain and [r[:4] for r in evid] == plain
+    assert all(r[4] == r[5] and r[4] and r[4] != r[2] for r in evid)  # the body, not the prefixed content
+    a = answer(reader_conn, SAMPLE, {"answerer": "extractive"})
+    body = dict(
+        loader_conn.execute(
+            "SELECT id, body FROM scirag.chunks WHERE id = ANY(%s)", ([s["chunk_id"] for s in a["prompt_sources"]],)
+        ).fetchall()
+    )
+    assert a["prompt_sources"] and all(s["text"] == body[s["chunk_id"]].strip() for s in a["prompt_sources"])
+    with pytest.raises(Exception, match="permission denied for function retrieve_evidence"):
+        reader_conn.execute("SELECT * FROM scirag.retrieve_evidence('x', 1, 'interactive', '{}')")

@@ -105,3 +105,67 @@ def test_a_reader_cannot_write_presets(reader_conn):
 
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         reader_conn.execute("SELECT scirag.preset_set('evil', '{}')")
+
+
+def _answer_options_of(full: dict) -> dict:
+    """What a preset sets for scirag.answer, written from the preset's sections (the
+    mapping the answerer applied in Python before scirag.preset_resolve held it)."""
+    ret, con, aug = full["retrieval"], full["consolidation"], full["augmentation"]
+    out = {"max_sources": aug["top_n_contexts"]}
+    if ret["enrichment_enabled"]:
+        out["enrich"] = {
+            "enabled": True,
+            "min_word_count": ret["min_word_count"],
+            "max_word_count": ret["max_word_count"],
+        }
+    if con["enabled"]:
+        keys = ("coverage_threshold", "line_gap", "min_content_length", "enrich_from_parent")
+        out["consolidate"] = {"enabled": True, **{k: con[k] for k in keys}}
+    if ret["min_sentence_filter_enabled"]:
+        out["min_sentences"] = ret["min_sentence_count"]
+    if isinstance(ret["profile"], str):
+        out["profile"] = ret["profile"]
+    return out
+
+
+def test_preset_resolve_is_the_one_reading_of_a_preset(reader_conn, cli, name):
+    """scirag.preset_resolve gives each stage its part: the answer options, the retrieve
+    options (which retrieve_config merges) and the consolidation section."""
+    for preset in sorted(SHIPPED) + [name]:
+        if preset == name:
+            res = cli(
+                "set",
+                name,
+                "-p",
+                "retrieval.min_sentence_filter_enabled=true",
+                "-p",
+                "retrieval.min_sentence_count=3",
+                "-p",
+                "retrieval.profile=deep",
+                "-p",
+                "retrieval.reranker=llm",
+            )
+            assert res.exit_code == 0, res.output
+        full = reader_conn.execute("SELECT scirag.preset_get(%s)", (preset,)).fetchone()[0]
+        got = reader_conn.execute("SELECT scirag.preset_resolve(%s)", (preset,)).fetchone()[0]
+        assert got["preset"] == preset and got["consolidation"] == full["consolidation"]
+        assert got["answer"] == _answer_options_of(full), preset
+        ret = got["retrieve"]
+        assert ret["preset"] == preset and ret["k"] == full["retrieval"]["top_n_final"]
+        assert ret["depths"] == {
+            "vector": full["retrieval"]["dense_limit"],
+            "keyword": full["retrieval"]["lexical_limit"],
+        }
+        # the rerank stage only when one of its parts is on
+        on = full["retrieval"]["reranker"] != "none" or full["retrieval"]["intent_bias_enabled"]
+        assert ("rerank" in ret) == (on or full["retrieval"]["entity_boost"] > 0), preset
+        cfg = reader_conn.execute(
+            "SELECT scirag.retrieve_config('interactive', 10, jsonb_build_object('preset', %s::text))", (preset,)
+        ).fetchone()[0]
+        assert {k: cfg[k] for k in ret if k not in ("depths", "rerank")} == {
+            k: v for k, v in ret.items() if k not in ("depths", "rerank")
+        }
+    assert got["answer"]["min_sentences"] == 3 and got["answer"]["profile"] == "deep"
+    assert got["retrieve"]["rerank"]["reranker"] == "llm"
+    with pytest.raises(Exception, match='unknown preset "no-such"'):
+        reader_conn.execute("SELECT scirag.preset_resolve('no-such')")

@@ -279,7 +279,7 @@ def retrieval_configs(
                 out.append(Config(f"{name}-no_{layer}", name, {"layers": [x for x in layers if x != layer]}))
     if presets and presets_supported(reader):
         for pname, pprofile in reader.execute(
-            "SELECT name, coalesce(scirag.preset_get(name)->'retrieval'->>'profile', 'interactive') "
+            "SELECT name, coalesce(scirag.preset_resolve(name)->'answer'->>'profile', 'interactive') "
             "FROM scirag.presets ORDER BY name"
         ).fetchall():
             if pprofile in by_name:
@@ -294,7 +294,7 @@ def presets_supported(conn: psycopg.Connection) -> bool:
     return bool(
         conn.execute(
             """SELECT to_regclass('scirag.presets') IS NOT NULL
-                  AND to_regprocedure('scirag.preset_get(text)') IS NOT NULL
+                  AND to_regprocedure('scirag.preset_resolve(text)') IS NOT NULL
                   AND EXISTS (SELECT 1 FROM pg_proc WHERE oid = 'scirag.retrieve(text,int,text,jsonb,vector)'::regprocedure
                               AND prosrc ~ 'preset')"""
         ).fetchone()[0]

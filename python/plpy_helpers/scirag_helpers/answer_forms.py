@@ -24,6 +24,7 @@ from pathlib import Path
 
 from scirag_helpers import checks
 from scirag_helpers import text as textmod
+from scirag_helpers.words import FORM_STOP
 
 MODEL_PATH = Path(__file__).with_name("models") / "answer_forms.json"
 QTYPES = ("yes_no", "number", "list", "definition", "description")
@@ -67,10 +68,7 @@ _CUES = frozenset(
     "such as including namely called named use uses used using on from of is are was were by as : ( with".split()
 )
 _PUNCT = frozenset(",.;:()[]{}\"'!?")
-_STOP = frozenset(
-    "a an the of in on for to and or with by as at from is are was were be been this that these those it its "
-    "we our they their which what who how do does did can could has have had will would should may might".split()
-)
+_STOP = FORM_STOP  # the list models/answer_forms.json was trained with (scirag_helpers.words)
 
 
 def question_type(question: str) -> str:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 import re
-from decimal import Decimal, InvalidOperation
 
 from scirag_helpers import text as text_rules
+from scirag_helpers.words import SUPPORT_STOP, normalize_number, support_terms
 
 # [3]  [1, 4]  [2-3]  [1][2]  [S2]  -- the bracket forms models actually produce
 _CITE = re.compile(r"\[\s*S?\d+(?:\s*(?:[,;]|-|–|and)\s*S?\d+)*\s*\]")
@@ -57,16 +57,6 @@ def citation_numbers(text: str) -> list[int]:
 
 def strip_citations(text: str) -> str:
     return _CITE.sub(" ", text or "")
-
-
-def normalize_number(tok: str) -> str:
-    try:
-        d = Decimal(tok.replace(",", ""))
-    except InvalidOperation:
-        return tok
-    d = d.normalize()
-    s = format(d, "f")
-    return s
 
 
 def numbers_in(text: str) -> list[str]:
@@ -149,16 +139,6 @@ def check_numbers(text: str, sources_by_n: dict[int, str]) -> dict:
     return {"ok": not ungrounded, "numbers": len(found), "ungrounded": ungrounded}
 
 
-# Words that carry no claim of their own (the answer's connective tissue).
-_SUPPORT_STOP = frozenset(
-    """
-a about above after all also an and any are as at be because been being between both but by can could did do
-does during each for from had has have how however in into is it its may more most much no not of on one or
-other over per same so some such than that the their them then there these they this those through to under
-up was we were what when where which while who why will with would yet row column value reaches reach
-achieves achieve gets get uses use used using reported reports shows show given table""".split()
-)
-_SUPPORT_WORD = re.compile(r"[a-z][a-z0-9]*")
 _TABLE_LINE = re.compile(r"\s\|\s")
 
 
@@ -174,8 +154,7 @@ SUPPORT_MIN_TERMS = 0.65  # share of a sentence's key terms one unit of the sour
 def key_terms(text: str) -> set[str]:
     """Content words of a text, lower-cased and cut to 5 letters (a crude stem that
     joins plural and derived forms), without the answer's connective words."""
-    words = _SUPPORT_WORD.findall(strip_citations(text).lower().replace("-", " "))
-    return {w[:5] for w in words if w not in _SUPPORT_STOP and len(w) > 1}
+    return support_terms(strip_citations(text))
 
 
 def _split_cells(line: str) -> list[str]:
@@ -358,7 +337,7 @@ def names_in(sentence: str) -> set[str]:
     out = set()
     for m in _NAME.finditer(body):
         word = m.group(0).lower().rstrip(".-")
-        if word in _SUPPORT_STOP or (m.start() == 0 and word in _STARTERS):
+        if word in SUPPORT_STOP or (m.start() == 0 and word in _STARTERS):
             continue
         out.add(m.group(0).lower().rstrip(".-"))
     return out

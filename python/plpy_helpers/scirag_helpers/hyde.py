@@ -12,25 +12,16 @@ row-level security, so the probe is built from in-scope text only.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
 from scirag_helpers import text as text_rules
 from scirag_helpers.llm import get_llm
+from scirag_helpers.words import probe_terms
 
 PRF_DOCS = 5  # keyword hits the passage is built from
 PRF_SENTENCES = 3  # sentences taken from them
 PRF_TERMS = 12  # expansion terms
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
-_STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further had has have having he
-her here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or
-other our ours out over own same she should so some such than that the their theirs them then there these they this
-those through to too under until up very was we were what when where which while who whom why will with would you
-your yours also however thus may might must shall using used use based""".split()
-)
 
 MODEL_PROMPT = """Write the short passage (3 to 5 sentences) that a scientific document answering the
 question below would contain. Write it as document text, with plausible specific terms, numbers and units;
@@ -39,8 +30,7 @@ do not address the reader and do not say that it is hypothetical.
 Question: {question}"""
 
 
-def terms(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 2]
+terms = probe_terms  # the probe's words: scirag_helpers.words (PROBE_STOP)
 
 
 def prf_passage(question: str, hits: list[str], df: dict[str, int], n_docs: int) -> str:

@@ -15,7 +15,6 @@ materialise membership, are cleared.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -25,17 +24,13 @@ import psycopg
 
 from scirag.graph.ontology import Domain
 from scirag_helpers.llm import LLMClient, LLMError, parse_json_response
+from scirag_helpers.words import entity_name
 
 HIGH = 0.92
 LOW = 0.80
-STOP = {"the", "a", "an", "of"}
-
-
-def norm(name: str) -> str:
-    """Stronger than the database key: drops parentheticals and articles, singular words."""
-    s = re.sub(r"\([^)]*\)", " ", name.lower())
-    words = [w for w in re.split(r"[^a-z0-9]+", s) if w and w not in STOP]
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+# Stronger than the database key: drops parentheticals and articles, singular words
+# (the shared word normaliser, scirag_helpers.words).
+norm = entity_name
 
 
 def similarity(a: str, b: str) -> float:

@@ -11,11 +11,11 @@ retraction exclusion, ``scirag.retrieve`` as the caller, template rows.
 
 Traces are content-free: stage, status, duration, counts; never question or text.
 
-The parts:
+The parts (the word normaliser and stop words are scirag_helpers.words, shared with
+the checks, HyDE and graph resolution):
 
 * ``options``: Options of scirag.answer: defaults, validation, the abstention texts, and when the answer form may answer.
 * ``sources``: The numbered sources shown to the answerer: a chunk's text and the source list.
-* ``words``: Terms: the light word normaliser (stop words, stems, synonyms) shared by scoring and coverage.
 * ``units``: Evidence units: the sentences of prose and the rows of tables, and how much of the question they cover.
 * ``question``: Question analysis: what the question names (entities, sizes, a defined term) and what it asks for.
 * ``tables``: Table-cell answers: the cell of a table that the question's row and column name.
@@ -45,10 +45,10 @@ from scirag_helpers.answer.sources import (  # noqa: F401
     body_of,
     make_sources,
 )
-from scirag_helpers.answer.words import (  # noqa: F401
+from scirag_helpers.words import (  # noqa: F401
     _CHANGE,
     _PHRASES,
-    _stem,
+    stem as _stem,
     _WORD,
     _WORD_SYNONYMS,
     STOP,

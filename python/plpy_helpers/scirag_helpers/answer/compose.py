@@ -11,7 +11,7 @@ from scirag_helpers.answer.compress import compress_sources
 from scirag_helpers.answer.options import AnswerError, form_may_answer, NO_SOURCES, NOT_ANSWERED, UNSUPPORTED
 from scirag_helpers.answer.sentences import extractive_answer
 from scirag_helpers.answer.sources import make_sources
-from scirag_helpers.answer.words import terms
+from scirag_helpers.words import terms
 
 
 def _ms(t0: float) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from scirag_helpers import checks, prompts
 from scirag_helpers.llm import LLMError, parse_json_response
 from scirag_helpers.answer.units import _coverage, _weights, units_of
-from scirag_helpers.answer.words import terms
+from scirag_helpers.words import terms
 
 
 def compress_sources(

@@ -8,7 +8,7 @@ import time
 
 from scirag_helpers import prompts, text as text_rules
 from scirag_helpers.answer.compose import _json, _ms, abstention_without_evidence, answer_question
-from scirag_helpers.answer.options import AnswerError, CONSOLIDATE_KEYS, MAX_QUESTION_CHARS, parse_options
+from scirag_helpers.answer.options import AnswerError, MAX_QUESTION_CHARS, parse_options
 from scirag_helpers.answer.sources import body_of
 
 
@@ -30,32 +30,19 @@ def unknown_words_in_db(plpy, question: str) -> set:
 
 
 def apply_preset(plpy, opts: dict, explicit: set) -> None:
-    """A named preset (scirag.presets) sets the number of sources (augmentation.
-    top_n_contexts) and its retrieval profile, unless the call gave them, and is passed
-    on to scirag.retrieve."""
-    if not plpy.execute("SELECT to_regprocedure('scirag.preset_get(text)') IS NOT NULL AS ok")[0]["ok"]:
-        raise AnswerError("option preset: this database has no presets (scirag.preset_get)")
-    cfg = json.loads(
-        plpy.execute(plpy.prepare("SELECT scirag.preset_get($1)::text AS c", ["text"]), [opts["preset"]])[0]["c"]
-        or "{}"
+    """A named preset (scirag.presets), resolved by scirag.preset_resolve (the one place
+    a preset's keys are read): its answer options (max_sources, profile, and the
+    evidence stages enrich, consolidate, min_sentences when it turns them on) apply
+    unless the call gave them, and its name is passed on to scirag.retrieve, whose
+    retrieve_config takes the preset's retrieve options from the same function."""
+    if not plpy.execute("SELECT to_regprocedure('scirag.preset_resolve(text)') IS NOT NULL AS ok")[0]["ok"]:
+        raise AnswerError("option preset: this database has no presets (scirag.preset_resolve)")
+    resolved = json.loads(
+        plpy.execute(plpy.prepare("SELECT scirag.preset_resolve($1)::text AS c", ["text"]), [opts["preset"]])[0]["c"]
     )
-    aug, ret = cfg.get("augmentation") or {}, cfg.get("retrieval") or {}
-    con = cfg.get("consolidation") or {}
-    if "max_sources" not in explicit and isinstance(aug.get("top_n_contexts"), int):
-        opts["max_sources"] = aug["top_n_contexts"]
-    # The preset's evidence stages (its values are validated by scirag.preset_check).
-    if "enrich" not in explicit and ret.get("enrichment_enabled"):
-        opts["enrich"] = {
-            "enabled": True,
-            "min_word_count": ret.get("min_word_count", 150),
-            "max_word_count": ret.get("max_word_count", 1000),
-        }
-    if "consolidate" not in explicit and con.get("enabled"):
-        opts["consolidate"] = {"enabled": True, **{k: con[k] for k in CONSOLIDATE_KEYS if k in con}}
-    if "min_sentences" not in explicit and ret.get("min_sentence_filter_enabled"):
-        opts["min_sentences"] = ret.get("min_sentence_count", 5)
-    if "profile" not in explicit and isinstance(ret.get("profile"), str):
-        opts["profile"] = ret["profile"]
+    for key, value in resolved["answer"].items():
+        if key not in explicit:
+            opts[key] = value
     opts["retrieve"] = {"preset": opts["preset"], **opts["retrieve"]}
     opts["k"] = max(opts["k"], opts["max_sources"])
 
@@ -156,9 +143,9 @@ def build_evidence(plpy, rows: list[dict], opts: dict, trace: dict) -> list[dict
 
 
 def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
-    """What scirag.answer runs. Retrieval happens through scirag.retrieve as the
-    calling role, so row-level security decides what evidence exists; this function
-    can only narrow the caller's scope (it turns retraction exclusion on for the call
+    """What scirag.answer runs. Retrieval happens through scirag.retrieve (by
+    scirag.retrieve_evidence, which adds each chunk's body) as the calling role, so
+    row-level security decides what evidence exists; this function can only narrow the caller's scope (it turns retraction exclusion on for the call
     and restores the previous value), never widen it."""
     from scirag_helpers import llm as llm_mod
 
@@ -186,10 +173,12 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
         plpy.execute("SELECT set_config('scirag.exclude_retracted', 'on', true)")
     try:
         # Prepared per call, not cached in GD: GD outlives SET ROLE and redeploys.
+        # retrieve's rows with each chunk's stored body (never its content re-stripped),
+        # in one statement: scirag.retrieve_evidence
         plan = plpy.prepare(
             "SELECT rank, chunk_id, document_id, external_id, score, layers::text AS layers, title, "
-            "section_path, content, is_table, citation::text AS citation "
-            "FROM scirag.retrieve($1, $2, $3, $4::jsonb)",
+            "section_path, content, is_table, citation::text AS citation, body "
+            "FROM scirag.retrieve_evidence($1, $2, $3, $4::jsonb)",
             ["text", "int4", "text", "text"],
         )
         rows = [
@@ -203,12 +192,6 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
             )
     for r in rows:
         r["layers"], r["citation"] = _json(r["layers"]), _json(r["citation"])
-    if rows and any("body" not in r for r in rows):
-        # the stored body of each retrieved chunk (read as this function runs: the
-        # rows retrieve just returned are readable), never its content re-stripped
-        plan = plpy.prepare("SELECT id, body FROM scirag.chunks WHERE id = ANY ($1)", ["bigint[]"])
-        bodies = {b["id"]: b["body"] for b in plpy.execute(plan, [[r["chunk_id"] for r in rows]])}
-        rows = [{**r, "body": bodies[r["chunk_id"]]} for r in rows if r["chunk_id"] in bodies]
     trace["retrieve"] = json.loads(rtrace) if rtrace else None
     trace["stages"].append(
         {"stage": "retrieve", "status": "ok" if rows else "empty", "ms": _ms(t0), "candidates": len(rows)}

@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 from scirag_helpers import prompts
-from scirag_helpers.answer.words import STOP, terms
+from scirag_helpers.words import STOP, terms
 
 
 _ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")

@@ -21,7 +21,7 @@ from scirag_helpers.answer.question import (
 )
 from scirag_helpers.answer.tables import _abbrev_match, table_cell_answer
 from scirag_helpers.answer.units import _coverage, _LABEL, _row_text, _weights, Extract, strip_refs, Unit, units_of
-from scirag_helpers.answer.words import surface_words, terms
+from scirag_helpers.words import surface_words, terms
 
 
 def extractive_answer(

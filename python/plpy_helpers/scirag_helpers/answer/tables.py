@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from scirag_helpers import checks
 from scirag_helpers.answer.question import _negated, _norm_entity, question_entities, sizes_in_question
-from scirag_helpers.answer.words import terms
+from scirag_helpers.words import terms
 
 
 @dataclass

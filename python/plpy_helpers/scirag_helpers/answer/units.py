@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from scirag_helpers import checks, prompts
-from scirag_helpers.answer.words import terms
+from scirag_helpers.words import terms
 
 
 _QUANT = re.compile(

@@ -1,0 +1,3 @@
+-- Revert scirag:functions/consolidation_config_preset: scirag.consolidation_config as
+-- the split change functions/consolidation_config defines it.
+\ir ../../functions/consolidation_config.sql

@@ -1,0 +1,4 @@
+-- Revert scirag:functions/retrieve_evidence
+BEGIN;
+DROP FUNCTION scirag.retrieve_evidence(text, int, text, jsonb);
+COMMIT;
