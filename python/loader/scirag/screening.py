@@ -208,7 +208,9 @@ class Model:
         if self.lr_weight:
             from sklearn.linear_model import LogisticRegression
 
-            lr = LogisticRegression(C=self.lr_c, solver="liblinear")
+            lr = LogisticRegression(
+                C=self.lr_c, solver="liblinear", dual=True
+            )  # dual: fast when words outnumber records
             lr.fit(Xt, fit_y, sample_weight=fit_w)
             total = total + self.lr_weight * _standardise(lr.decision_function(Xp))
         if self.nb_weight:
