@@ -155,10 +155,12 @@ class Model:
     the excluded ones'); these are the settings of ASReview LAB's ELAS u4 model, taken
     as they are. Optionally a multinomial naive Bayes (alpha 3.822, ``nb_ratio`` 1.2:
     ELAS u3's settings) is retrained beside it and its standardised score added at
-    ``nb_weight``. The default weight, 0 (the SVM alone), is the one a
-    leave-one-set-out choice over the weights 0, 0.25 and 1 picks on the eight
-    screening sets; scripts/tune_screening.py reports what that choice gives on sets
-    it did not see (docs/campaigns.md)."""
+    ``nb_weight``; likewise a logistic regression (C ``lr_c``, the SVM's class
+    weights) at ``lr_weight``. ``balance="double"`` trains on ASReview's double-balance
+    resample instead of class weights. The default (the SVM alone) is the candidate
+    a leave-one-set-out choice picks on the eight screening sets;
+    scripts/tune_screening.py reports what that choice gives on sets it did not see
+    (docs/campaigns.md)."""
 
     svm_c: float = 0.11
     svm_ratio: float = 9.8
