@@ -11,11 +11,12 @@ COMMENT ON COLUMN scirag.campaigns.screen_minilm IS
   'weight of the records'' MiniLM embeddings beside their TF-IDF features in the active-learning screener (0: TF-IDF only)';
 
 CREATE TABLE scirag.campaign_record_embeddings (
-  record_id   bigint PRIMARY KEY REFERENCES scirag.campaign_records (id),
+  record_id   bigint NOT NULL REFERENCES scirag.campaign_records (id),
   campaign_id bigint NOT NULL REFERENCES scirag.campaigns (id),
   model       text NOT NULL CHECK (length(model) BETWEEN 1 AND 200),
   embedding   vector(384) NOT NULL,
-  created_at  timestamptz NOT NULL DEFAULT now()
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (record_id, model)
 );
 CREATE INDEX campaign_record_embeddings_campaign ON scirag.campaign_record_embeddings (campaign_id);
 

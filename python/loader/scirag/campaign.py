@@ -647,7 +647,7 @@ def record_embeddings(conn, campaign: Campaign, state: ScreenState, echo=None):
             with conn.cursor() as cur:
                 cur.executemany(
                     """INSERT INTO scirag.campaign_record_embeddings (record_id, campaign_id, model, embedding)
-                       VALUES (%s, %s, %s, %s::vector) ON CONFLICT (record_id) DO NOTHING""",
+                       VALUES (%s, %s, %s, %s::vector) ON CONFLICT (record_id, model) DO NOTHING""",
                     [
                         (state.record_ids[i], campaign.id, VERSION, "[" + ",".join(f"{x:.7g}" for x in v) + "]")
                         for i, v in zip(batch, vecs)
