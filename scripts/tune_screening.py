@@ -1,15 +1,16 @@
-"""How the screener's naive-Bayes weight is chosen without reporting on the sets it was
-chosen on: leave-one-dataset-out.
+"""How the screener's settings are chosen without reporting on the sets they were
+chosen on: leave-one-dataset-out over a fixed list of candidates.
 
-    .venv/bin/python scripts/tune_screening.py [--seeds 3] [--weights 0,0.25,0.5,1] [--json]
+    .venv/bin/python scripts/tune_screening.py [--seeds 3] [--candidates svm,svm+lr,...] [--json]
 
-Every weight of the grid is simulated on every screening set (same priors and seeds as
-scripts/bench_screening.py). Then, for each set in turn, the weight with the best mean
-WSS@95 over the OTHER sets is picked, and that weight's WSS@95 on the held-out set is
-reported: the mean of those held-out figures estimates what the selection procedure
-gives on a set it has not seen. The weight picked on all sets is printed too (it is the
-one to use as the default). Results per (set, weight) are cached in
-reports/tune_screening/ so a rerun only simulates what is missing.
+The candidates are fixed below (CANDIDATES) before any of them is run; each is
+simulated on every screening set (same priors and seeds as scripts/bench_screening.py).
+Then, for each set in turn, the candidate with the best mean WSS@95 over the OTHER sets
+is picked, and that candidate's WSS@95 on the held-out set is reported: the mean of
+those held-out figures estimates what the selection procedure gives on a set it has
+not seen. The candidate picked on all sets is printed too (it is the one to use as the
+default). Results per (set, candidate) are cached in reports/tune_screening/, MiniLM
+embeddings in reports/screening_cache/, so a rerun only simulates what is missing.
 """
 
 from __future__ import annotations
@@ -26,75 +27,97 @@ from scirag import screening
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "screening"
 CACHE = ROOT / "reports" / "tune_screening"
+FEATURES = ROOT / "reports" / "screening_cache"
+
+# name -> (Model settings, MiniLM weight). Fixed in advance; the order breaks ties
+# (an earlier, simpler candidate wins a tie).
+CANDIDATES: dict[str, tuple[dict, float]] = {
+    "svm": ({}, 0.0),  # ASReview LAB's ELAS u4 settings: TF-IDF 1-2 grams, linear SVM, class weights
+    "svm+nb0.25": ({"nb_weight": 0.25}, 0.0),  # + naive Bayes (ELAS u3 settings), standardised scores
+    "svm+nb1": ({"nb_weight": 1.0}, 0.0),
+    "svm+lr": ({"lr_weight": 1.0}, 0.0),  # + logistic regression (C 1), same class weights, equal weight
+    "svm-double": ({"balance": "double"}, 0.0),  # SVM on a double-balanced resample instead of class weights
+    "svm+minilm0.25": ({}, 0.25),  # MiniLM embeddings x 0.25 beside the TF-IDF columns
+    "svm+minilm0.5": ({}, 0.5),
+}
 
 
-def lodo(table: dict[str, dict[float, float]], weights: list[float]) -> tuple[list[dict], float]:
-    """Leave-one-dataset-out choice: table[set][weight] = WSS@95. Returns per held-out
-    set the weight chosen on the others and its held-out WSS@95, and the weight that
-    is best over all sets (ties: the smaller weight, the simpler model)."""
+def lodo(table: dict[str, dict[str, float]], names: list[str]) -> tuple[list[dict], str]:
+    """Leave-one-dataset-out choice: table[set][candidate] = WSS@95. Returns per
+    held-out set the candidate chosen on the others and its held-out WSS@95, and the
+    candidate that is best over all sets (ties: the earlier one in ``names``)."""
 
-    def best(sets: list[str]) -> float:
-        return max(weights, key=lambda w: (round(float(np.mean([table[s][w] for s in sets])), 6), -w))
+    def best(sets: list[str]) -> str:
+        return max(names, key=lambda c: (round(float(np.mean([table[s][c] for s in sets])), 6), -names.index(c)))
 
     rows = []
     for held in table:
-        w = best([s for s in table if s != held])
-        rows.append({"held_out": held, "weight": w, "wss95": table[held][w]})
+        c = best([s for s in table if s != held])
+        rows.append({"held_out": held, "candidate": c, "wss95": table[held][c]})
     return rows, best(list(table))
+
+
+def run(data: screening.Dataset, name: str, seeds: int) -> dict:
+    settings, minilm = CANDIDATES[name]
+    return screening.evaluate(data, seeds, screening.Model(**settings), minilm=minilm, cache_dir=FEATURES)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--weights", default="0,0.25,0.5,1")
+    ap.add_argument("--candidates", default=",".join(CANDIDATES))
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    weights = [float(x) for x in args.weights.split(",")]
-    if not weights or any(not 0 <= w <= 10 for w in weights) or not 1 <= args.seeds <= 20:
-        sys.exit("--weights: numbers from 0 to 10; --seeds: 1 to 20")
+    names = [c for c in args.candidates.split(",") if c]
+    unknown = [c for c in names if c not in CANDIDATES]
+    if not names or unknown or not 1 <= args.seeds <= 20:
+        sys.exit(f"--candidates: some of {', '.join(CANDIDATES)}; --seeds: 1 to 20")
     files = sorted(args.data.glob("*.csv*"))
     if len(files) < 2:
         sys.exit(f"need at least two screening sets in {args.data}")
     CACHE.mkdir(parents=True, exist_ok=True)
-    table: dict[str, dict[float, float]] = {}
+    table: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, dict]] = {}
     for f in files:
         data = screening.load_dataset(f)
-        table[data.name] = {}
-        for w in weights:
-            cache = CACHE / f"{data.name}-w{w}-s{args.seeds}.json"
+        table[data.name], results[data.name] = {}, {}
+        for c in names:
+            cache = CACHE / f"{data.name}-{c}-s{args.seeds}.json"
             if cache.exists():
                 res = json.loads(cache.read_text())
             else:
-                res = screening.evaluate(data, args.seeds, screening.Model(nb_weight=w))
+                res = run(data, c, args.seeds)
                 cache.write_text(json.dumps(res))
-            table[data.name][w] = res["wss95"]
-            print(f"  {data.name} nb_weight {w}: WSS@95 {res['wss95']:.4f}", file=sys.stderr, flush=True)
-    rows, overall = lodo(table, weights)
+            table[data.name][c] = res["wss95"]
+            results[data.name][c] = {k: res[k] for k in ("wss95", "recall_at_10pct", "recall_at_20pct")}
+            print(f"  {data.name} {c}: WSS@95 {res['wss95']:.4f}", file=sys.stderr, flush=True)
+    rows, overall = lodo(table, names)
+    for r in rows:
+        r.update({k: results[r["held_out"]][r["candidate"]][k] for k in ("recall_at_10pct", "recall_at_20pct")})
     held_mean = float(np.mean([r["wss95"] for r in rows]))
     out = {
         "seeds": args.seeds,
-        "weights": weights,
-        "table": {s: {str(w): v for w, v in t.items()} for s, t in table.items()},
+        "candidates": names,
+        "table": table,
         "held_out": rows,
         "held_out_mean_wss95": held_mean,
-        "weight_on_all_sets": overall,
-        "mean_per_weight": {str(w): float(np.mean([table[s][w] for s in table])) for w in weights},
+        "candidate_on_all_sets": overall,
+        "mean_per_candidate": {c: float(np.mean([table[s][c] for s in table])) for c in names},
     }
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"WSS@95 per set and naive-Bayes weight (means over {args.seeds} seeds)")
-    print("set".ljust(34) + "".join(f"{w:>9}" for w in weights) + "   held-out pick  held-out WSS@95")
+    print(f"WSS@95 per set and candidate (means over {args.seeds} seeds)")
+    width = max(len(c) for c in names) + 2
+    print("set".ljust(34) + "".join(c.rjust(width) for c in names) + "   held-out pick  held-out WSS@95")
     for r in rows:
         s = r["held_out"]
-        print(s.ljust(34) + "".join(f"{table[s][w]:9.4f}" for w in weights) + f"   {r['weight']:>13}  {r['wss95']:.4f}")
-    print(
-        "mean".ljust(34)
-        + "".join(f"{out['mean_per_weight'][str(w)]:9.4f}" for w in weights)
-        + f"   {'':>13}  {held_mean:.4f}"
-    )
-    print(f"weight picked on all sets: {overall}; leave-one-set-out estimate of WSS@95: {held_mean:.4f}")
+        cells = "".join(f"{table[s][c]:{width}.4f}" for c in names)
+        print(s.ljust(34) + cells + f"   {r['candidate']:>13}  {r['wss95']:.4f}")
+    means = "".join(f"{out['mean_per_candidate'][c]:{width}.4f}" for c in names)
+    print("mean".ljust(34) + means + f"   {'':>13}  {held_mean:.4f}")
+    print(f"candidate picked on all sets: {overall}; leave-one-set-out estimate of WSS@95: {held_mean:.4f}")
     return 0
 
 

@@ -185,25 +185,89 @@ def test_features_of_a_tiny_or_wordless_campaign_do_not_fail():
     assert len(picks) == 2
 
 
-def test_leave_one_set_out_weight_choice_never_looks_at_the_held_out_set():
-    """scripts/tune_screening.py picks the naive-Bayes weight for each held-out set on
-    the other sets only: a weight that is best on the held-out set but worse elsewhere
-    is not picked for it."""
+def test_leave_one_set_out_choice_never_looks_at_the_held_out_set():
+    """scripts/tune_screening.py picks the candidate for each held-out set on the other
+    sets only: a candidate that is best on the held-out set but worse elsewhere is not
+    picked for it."""
+    tune = load_tune()
+    table = {"A": {"svm": 0.5, "svm+lr": 0.6}, "B": {"svm": 0.5, "svm+lr": 0.6}, "C": {"svm": 0.9, "svm+lr": 0.1}}
+    rows, overall = tune.lodo(table, ["svm", "svm+lr"])
+    assert {r["held_out"]: (r["candidate"], r["wss95"]) for r in rows} == {
+        "A": ("svm", 0.5),
+        "B": ("svm", 0.5),
+        "C": ("svm+lr", 0.1),
+    }
+    assert overall == "svm"
+    tie = {"A": {"svm": 0.5, "svm+lr": 0.5}, "B": {"svm": 0.4, "svm+lr": 0.4}}
+    assert tune.lodo(tie, ["svm", "svm+lr"])[1] == "svm"  # a tie goes to the earlier (simpler) candidate
+    assert tune.lodo(tie, ["svm+lr", "svm"])[1] == "svm+lr"
+    # every candidate is a real setting of the screener
+    for name, (settings, minilm) in tune.CANDIDATES.items():
+        assert screening.Model(**settings).name.startswith("tfidf12-svm") and 0 <= minilm <= 4, name
+
+
+def load_tune():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("tune_screening", ROOT / "scripts" / "tune_screening.py")
     tune = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tune)
-    table = {"A": {0.0: 0.5, 1.0: 0.6}, "B": {0.0: 0.5, 1.0: 0.6}, "C": {0.0: 0.9, 1.0: 0.1}}
-    rows, overall = tune.lodo(table, [0.0, 1.0])
-    assert {r["held_out"]: (r["weight"], r["wss95"]) for r in rows} == {
-        "A": (0.0, 0.5),
-        "B": (0.0, 0.5),
-        "C": (1.0, 0.1),
-    }
-    assert overall == 0.0
-    tie = {"A": {0.0: 0.5, 1.0: 0.5}, "B": {0.0: 0.4, 1.0: 0.4}}
-    assert tune.lodo(tie, [1.0, 0.0])[1] == 0.0  # a tie goes to the smaller weight
+    return tune
+
+
+def test_double_balance_repeats_the_few_inclusions_and_keeps_the_size():
+    """ASReview's double balance: the training set keeps its size, every inclusion is
+    in it (repeated), and their share is the one its formula gives; the same seed
+    draws the same set."""
+    y = np.zeros(200, dtype=np.int8)
+    y[[3, 50, 120]] = 1
+    rows = screening.double_balance(y, np.random.default_rng(0))
+    assert len(rows) == 200 and set(np.flatnonzero(y == 1)) <= set(rows.tolist())
+    w1 = 2.155 * (3 / 197) ** -0.94
+    w0 = 1 - (1 - 0.789) * (1 + math.log(200)) ** -1.0
+    share = w1 * 3 * 200 / (w1 * 3 + w0 * 197)
+    assert math.floor(share) <= int(y[rows].sum()) <= math.ceil(share)
+    assert 60 < y[rows].sum() < 200 - 2  # far more than 3: the inclusions are repeated
+    assert np.array_equal(rows, screening.double_balance(y, np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="choose weights or double"):
+        screening.Model(balance="triple")
+
+
+@pytest.mark.parametrize(
+    "settings, name",
+    [({"lr_weight": 1.0}, "tfidf12-svm+lr1"), ({"balance": "double"}, "tfidf12-svm-double")],
+)
+def test_other_candidates_find_the_planted_relevant_records(tmp_path, settings, name):
+    """The candidates the tuning script weighs are real screeners: on the made-up set
+    whose relevant records share words they beat random order by far."""
+    data = screening.load_dataset(write_csv(tmp_path / "synthetic.csv.gz", make_set()))
+    model = screening.Model(**settings)
+    assert model.name == name
+    res = screening.evaluate(data, 2, model)
+    assert res["model"] == name and res["wss95"] > 0.75, res["wss95"]
+
+
+def test_minilm_embeddings_are_kept_on_disk(tmp_path, monkeypatch):
+    """With a cache folder the embeddings are computed once; a rerun over the same texts
+    reads the file (the embedder is not even loaded), other texts are embedded anew."""
+    texts = ["straw ash slagging in boilers", "blood pressure trial"]
+    E = screening.minilm_embeddings(texts, tmp_path)
+    assert E.shape == (2, 384) and len(list(tmp_path.glob("minilm-*.npy"))) == 1
+
+    import scirag_helpers.embedder as emb
+
+    class Refuse:
+        def __init__(self, *a, **k):
+            raise AssertionError("embedded again")
+
+    monkeypatch.setattr(emb, "Embedder", Refuse)
+    assert np.array_equal(screening.minilm_embeddings(texts, tmp_path), E)
+    with pytest.raises(AssertionError, match="embedded again"):
+        screening.minilm_embeddings(texts + ["a third record"], tmp_path)
+    X = screening.features(texts, 1.0, embeddings=E)
+    assert X.shape[1] == screening.features(texts).shape[1] + 384
+    with pytest.raises(ValueError, match="expected 2 x 384"):
+        screening.features(texts, 1.0, embeddings=E[:1])
 
 
 def test_minilm_features_sit_beside_tfidf_and_the_eval_names_them(tmp_path, run_cli):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import unicodedata
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ def failpoint(name: str) -> None:
     `kill -9` or a power cut does: no cleanup, no commit). Unset, it does nothing. The
     points: decide.before_commit, llm.before_commit, resolve.before_commit (a record's
     locations inserted, not committed), fetch.file_in_place (a verified PDF renamed into
-    place, its download row not yet written)."""
+    place, its download row not yet written), embed.before_commit (a batch of screening
+    embeddings inserted, not committed)."""
     spec = os.environ.get("SCIRAG_CAMPAIGN_KILL_AT")
     if not spec:
         return
@@ -99,9 +101,13 @@ class Campaign:
     sources: list[str]
     exclusion_reasons: list[str]
     criteria: str | None
+    screen_minilm: float = 0.0  # weight of MiniLM embeddings beside TF-IDF in the screener (0: TF-IDF only)
 
 
-COLUMNS = "id, name, owner_role, query, year_from, year_to, max_records, mailto, sources, exclusion_reasons, criteria"
+COLUMNS = (
+    "id, name, owner_role, query, year_from, year_to, max_records, mailto, sources, exclusion_reasons, criteria,"
+    " screen_minilm"
+)
 
 
 def parse_years(value: str | None) -> tuple[int | None, int | None]:
@@ -128,6 +134,7 @@ def create(
     sources: Iterable[str] = ("openalex", "crossref", "arxiv"),
     reasons: Iterable[str] | None = None,
     criteria: str | None = None,
+    minilm: float = 0.0,
 ) -> Campaign:
     if not name.strip() or len(name) > 200:
         raise CampaignError("campaign name: 1 to 200 characters")
@@ -141,9 +148,11 @@ def create(
     bad = [s for s in srcs if s not in PAGE_SIZE]
     if bad or not srcs:
         raise CampaignError(f"--sources: {', '.join(bad) or 'none given'}; choose from openalex, crossref, arxiv")
+    if not (isinstance(minilm, (int, float)) and 0 <= minilm <= 4):
+        raise CampaignError(f"--minilm {minilm!r}: a weight from 0 (TF-IDF only) to 4")
     lo, hi = parse_years(years)
-    cols = ["name", "query", "year_from", "year_to", "max_records", "mailto", "sources", "criteria"]
-    vals = [name.strip(), query.strip(), lo, hi, max_records, mailto, srcs, criteria]
+    cols = ["name", "query", "year_from", "year_to", "max_records", "mailto", "sources", "criteria", "screen_minilm"]
+    vals = [name.strip(), query.strip(), lo, hi, max_records, mailto, srcs, criteria, float(minilm)]
     if reasons:
         cols.append("exclusion_reasons")
         vals.append([r.strip() for r in reasons if r.strip()])
@@ -602,6 +611,54 @@ def stopping(state: ScreenState) -> dict:
     }
 
 
+EMBED_BATCH = 64
+
+
+def record_embeddings(conn, campaign: Campaign, state: ScreenState, echo=None):
+    """The MiniLM embeddings of the campaign's records (rows in ``state.record_ids``
+    order). Those not stored yet are computed by the project's embedder and stored
+    (one commit per batch of EMBED_BATCH, so a step stopped half way keeps what it
+    computed); two screeners at once both compute a batch, the first stored wins."""
+    import numpy as np
+
+    from scirag_helpers.embedder import VERSION
+
+    pos = {rid: i for i, rid in enumerate(state.record_ids)}
+    E = np.zeros((len(state.record_ids), 384), dtype=np.float32)
+    have = np.zeros(len(state.record_ids), dtype=bool)
+    for rid, vec in conn.execute(
+        "SELECT record_id, embedding::real[] FROM scirag.campaign_record_embeddings WHERE campaign_id = %s AND model = %s",
+        (campaign.id, VERSION),
+    ):
+        if rid in pos:
+            E[pos[rid]] = vec
+            have[pos[rid]] = True
+    missing = np.flatnonzero(~have)
+    if len(missing):
+        from scirag_helpers.embedder import Embedder
+
+        (echo or (lambda m: print(m, file=sys.stderr, flush=True)))(
+            f"embedding {len(missing)} records for the screener (MiniLM, once per record)"
+        )
+        embedder = Embedder(threads=1)
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            vecs = embedder.embed([state.texts[i] for i in batch])
+            with conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO scirag.campaign_record_embeddings (record_id, campaign_id, model, embedding)
+                       VALUES (%s, %s, %s, %s::vector) ON CONFLICT (record_id, model) DO NOTHING""",
+                    [
+                        (state.record_ids[i], campaign.id, VERSION, "[" + ",".join(f"{x:.7g}" for x in v) + "]")
+                        for i, v in zip(batch, vecs)
+                    ],
+                )
+            failpoint("embed.before_commit")
+            conn.commit()
+            E[batch] = vecs
+    return E
+
+
 def next_to_screen(
     conn, campaign: Campaign, n: int = 1, waiting_first: bool = True
 ) -> tuple[list[dict], dict, str | None, int]:
@@ -617,7 +674,12 @@ def next_to_screen(
     model_name, training = None, len(state.labeled)
     if not state.record_ids:
         return [], stopping(state), None, 0
-    X = screening.features(state.texts)
+    if campaign.screen_minilm > 0:
+        E = record_embeddings(conn, campaign, state)
+        X = screening.features(state.texts, campaign.screen_minilm, embeddings=E)
+        model.name += f"+minilm{campaign.screen_minilm:g}"
+    else:
+        X = screening.features(state.texts)
     labeled = dict(state.labeled)
     labeled.update({i: -1 for i in skip})  # unsure / waiting for a person: not ranked again
     waiting = [i for i in sorted(skip) if state.current[state.record_ids[i]] == "human_review"] if waiting_first else []

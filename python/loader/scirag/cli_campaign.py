@@ -43,6 +43,9 @@ def campaign_new(
     sources: str = typer.Option("openalex,crossref,arxiv", "--sources", help="comma-separated discovery sources"),
     reasons: Optional[List[str]] = typer.Option(None, "--reason", help="an exclusion reason (repeat; default list)"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="eligibility criteria in words"),
+    minilm: float = typer.Option(
+        0.0, "--minilm", min=0.0, max=4.0, help="screen with MiniLM embeddings beside TF-IDF at this weight (0: off)"
+    ),
     dsn: Optional[str] = DsnOption,
 ):
     """Create a campaign owned by your role (only members of that role see it)."""
@@ -50,12 +53,16 @@ def campaign_new(
 
     conn = campaign.connect(dsn)
     try:
-        c = campaign.create(conn, name, query, years, max_records, mailto, sources.split(","), reasons, criteria)
+        c = campaign.create(
+            conn, name, query, years, max_records, mailto, sources.split(","), reasons, criteria, minilm=minilm
+        )
     except campaign.CampaignError as exc:
         raise typer.BadParameter(str(exc)) from None
     finally:
         conn.close()
     print(f"campaign {c.id} {c.name!r} (role {c.owner_role}): sources {', '.join(c.sources)}, max {c.max_records}")
+    if c.screen_minilm:
+        print(f"screening features: TF-IDF + MiniLM embeddings x {c.screen_minilm:g}")
 
 
 def campaign_discover(name: str = NameArg, dsn: Optional[str] = DsnOption):

@@ -22,7 +22,7 @@ import gzip
 import io
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -79,21 +79,55 @@ def load_dataset(path: Path) -> Dataset:
 
 
 MINILM_WEIGHT = 0.5  # --minilm's suggested weight: chosen on NSAIDS, Triptans, ADHD (docs/campaigns.md)
+MINILM_MAX_WEIGHT = 4.0
 
 
-def features(texts: list[str], minilm: float = 0.0):
+def features(texts: list[str], minilm: float = 0.0, embeddings: np.ndarray | None = None, cache_dir=None):
     """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts; with ``minilm``
     > 0 the records' MiniLM embeddings (the project's one embedder, unit length) are
     appended as ``minilm`` x 384 more columns (for the SVM; naive Bayes cannot take
-    their negative values)."""
+    their negative values). ``embeddings``: those vectors when already known (one row
+    per text); otherwise they are computed (and kept in ``cache_dir`` when given)."""
     X = _tfidf(texts)
     if minilm <= 0:
         return X
+    if not minilm <= MINILM_MAX_WEIGHT:
+        raise ValueError(f"MiniLM weight {minilm:g}: choose 0 to {MINILM_MAX_WEIGHT:g}")
     from scipy.sparse import csr_matrix, hstack
-    from scirag_helpers.embedder import Embedder
 
-    E = Embedder(threads=1).embed(texts)
+    E = minilm_embeddings(texts, cache_dir) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
+    if E.shape != (len(texts), 384):
+        raise ValueError(f"MiniLM embeddings: expected {len(texts)} x 384, got {' x '.join(map(str, E.shape))}")
     return hstack([X, csr_matrix(E * np.float32(minilm))], format="csr", dtype=np.float32)
+
+
+def minilm_embeddings(texts: list[str], cache_dir=None) -> np.ndarray:
+    """The records' MiniLM embeddings (unit-length 384-d rows). With ``cache_dir`` they
+    are kept there in a file named by a hash of the embedder version and the texts, so
+    a rerun over the same set reads them instead of embedding again (about 8 records a
+    second on one core)."""
+    import hashlib
+
+    from scirag_helpers.embedder import VERSION, Embedder
+
+    path = None
+    if cache_dir is not None:
+        h = hashlib.sha256(VERSION.encode())
+        for t in texts:
+            h.update(t.encode())
+            h.update(b"\0")
+        path = Path(cache_dir) / f"minilm-{h.hexdigest()[:24]}.npy"
+        if path.is_file():
+            E = np.load(path)
+            if E.shape == (len(texts), 384):
+                return E
+    E = Embedder(threads=1).embed(texts)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, E)
+        tmp.replace(path)
+    return E
 
 
 def _tfidf(texts: list[str]):
@@ -121,21 +155,36 @@ class Model:
     the excluded ones'); these are the settings of ASReview LAB's ELAS u4 model, taken
     as they are. Optionally a multinomial naive Bayes (alpha 3.822, ``nb_ratio`` 1.2:
     ELAS u3's settings) is retrained beside it and its standardised score added at
-    ``nb_weight``. The default weight, 0 (the SVM alone), is the one a
-    leave-one-set-out choice over the weights 0, 0.25 and 1 picks on the eight
-    screening sets; scripts/tune_screening.py reports what that choice gives on sets
-    it did not see (docs/campaigns.md)."""
+    ``nb_weight``; likewise a logistic regression (C ``lr_c``, the SVM's class
+    weights) at ``lr_weight``. ``balance="double"`` trains on ASReview's double-balance
+    resample instead of class weights. The default (the SVM alone) is the candidate
+    a leave-one-set-out choice picks on the eight screening sets;
+    scripts/tune_screening.py reports what that choice gives on sets it did not see
+    (docs/campaigns.md)."""
 
     svm_c: float = 0.11
     svm_ratio: float = 9.8
     nb_alpha: float = 3.822
     nb_ratio: float = 1.2
     nb_weight: float = 0.0
+    lr_weight: float = 0.0
+    lr_c: float = 1.0
+    balance: str = "weights"  # or "double": resample the training set (ASReview's double balance)
+    seed: int = 0
     name: str = ""
 
     def __post_init__(self):
+        if self.balance not in ("weights", "double"):
+            raise ValueError(f"balance {self.balance!r}: choose weights or double")
         if not self.name:
-            self.name = "tfidf12-svm" if self.nb_weight == 0 else f"tfidf12-svm+nb{self.nb_weight:g}"
+            self.name = "tfidf12-svm"
+            if self.nb_weight:
+                self.name += f"+nb{self.nb_weight:g}"
+            if self.lr_weight:
+                self.name += f"+lr{self.lr_weight:g}"
+            if self.balance == "double":
+                self.name += "-double"
+        self._rng = np.random.default_rng(self.seed)
 
     @staticmethod
     def weights(y: np.ndarray, ratio: float) -> np.ndarray:
@@ -147,19 +196,55 @@ class Model:
         """Decision values for the pool (higher = more likely relevant)."""
         from sklearn.svm import LinearSVC
 
-        Xt = X[train_idx]
-        svm = LinearSVC(C=self.svm_c, loss="squared_hinge")
-        svm.fit(Xt, y, sample_weight=self.weights(y, self.svm_ratio))
-        if self.nb_weight == 0:
-            return _standardise(svm.decision_function(X[pool_idx]))
-        w = self.weights(y, self.nb_ratio)
-        c1 = np.asarray(Xt[y == 1].T @ w[y == 1]).ravel() + self.nb_alpha
-        c0 = np.asarray(Xt[y == 0].T @ w[y == 0]).ravel() + self.nb_alpha
-        log_ratio = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
+        train_idx = np.asarray(train_idx)
+        if self.balance == "double":
+            rows = double_balance(y, self._rng)
+            fit_idx, fit_y, fit_w = train_idx[rows], y[rows], None
+        else:
+            fit_idx, fit_y, fit_w = train_idx, y, self.weights(y, self.svm_ratio)
+        Xt = X[fit_idx]
         Xp = X[pool_idx]
-        return _standardise(svm.decision_function(Xp)) + self.nb_weight * _standardise(
-            np.asarray(Xp @ log_ratio).ravel()
-        )
+        svm = LinearSVC(C=self.svm_c, loss="squared_hinge")
+        svm.fit(Xt, fit_y, sample_weight=fit_w)
+        total = _standardise(svm.decision_function(Xp))
+        if self.lr_weight:
+            from sklearn.linear_model import LogisticRegression
+
+            lr = LogisticRegression(
+                C=self.lr_c, solver="liblinear", dual=True
+            )  # dual: fast when words outnumber records
+            lr.fit(Xt, fit_y, sample_weight=fit_w)
+            total = total + self.lr_weight * _standardise(lr.decision_function(Xp))
+        if self.nb_weight:
+            Xn = X[train_idx]
+            w = self.weights(y, self.nb_ratio)
+            c1 = np.asarray(Xn[y == 1].T @ w[y == 1]).ravel() + self.nb_alpha
+            c0 = np.asarray(Xn[y == 0].T @ w[y == 0]).ravel() + self.nb_alpha
+            log_ratio = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
+            total = total + self.nb_weight * _standardise(np.asarray(Xp @ log_ratio).ravel())
+        return total
+
+
+def double_balance(y: np.ndarray, rng: np.random.Generator, a=2.155, alpha=0.94, b=0.789, beta=1.0) -> np.ndarray:
+    """Rows of a resampled training set (ASReview's "double" balance strategy, its
+    default parameters): the few included records are repeated and the excluded ones
+    drawn, so that the included share grows as a power of their scarcity, the
+    training set keeping its size. Returns positions into ``y``."""
+    ones, zeros = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    n = len(y)
+    w1 = a * (len(ones) / len(zeros)) ** (-alpha)
+    w0 = 1 - (1 - b) * (1 + math.log(n)) ** (-beta)
+    share = w1 * len(ones) * n / (w1 * len(ones) + w0 * len(zeros))
+    n1 = int(math.floor(share)) + int(rng.random() < share - math.floor(share))
+    n1 = max(1, min(n - 2, n1))
+
+    def fill(src: np.ndarray, k: int) -> np.ndarray:
+        copies, rest = divmod(k, len(src))
+        return np.concatenate([np.tile(src, copies), rng.choice(src, rest, replace=False)])
+
+    rows = np.concatenate([fill(ones, n1), fill(zeros, n - n1)])
+    rng.shuffle(rows)
+    return rows
 
 
 def retrain_every(n_labeled: int) -> int:
@@ -260,21 +345,28 @@ def metrics(order: list[int], labels: np.ndarray) -> dict:
 
 
 def evaluate(
-    dataset: Dataset, seeds: int, model: Model | None = None, first_seed: int = 0, minilm: float = 0.0
+    dataset: Dataset,
+    seeds: int,
+    model: Model | None = None,
+    first_seed: int = 0,
+    minilm: float = 0.0,
+    cache_dir=None,
 ) -> dict:
     """Simulate ``seeds`` runs; per-seed rows and their means. ``minilm``: the weight of
-    MiniLM embedding features beside TF-IDF (0: TF-IDF only)."""
+    MiniLM embedding features beside TF-IDF (0: TF-IDF only); ``cache_dir``: where the
+    embeddings are kept between runs."""
     model = model or Model()
     if minilm > 0 and model.nb_weight:
         raise ValueError("MiniLM features go with the SVM alone: naive Bayes needs non-negative features")
     t0 = time.process_time()
-    X = features(dataset.texts, minilm)
+    X = features(dataset.texts, minilm, cache_dir=cache_dir)
     feat_s = time.process_time() - t0
     rows = []
     for seed in range(first_seed, first_seed + seeds):
         prior = priors(dataset.labels, seed)
         t = time.process_time()
-        order = simulate(X, dataset.labels, prior, model)
+        # a fresh model per seed: the double balance draws with the seed's own generator
+        order = simulate(X, dataset.labels, prior, replace(model, seed=seed))
         m = metrics(order, dataset.labels)
         m.update(seed=seed, prior=[dataset.record_ids[i] for i in prior], cpu_s=round(time.process_time() - t, 2))
         rows.append(m)

@@ -82,6 +82,7 @@ def create(dsn: str, role: str, spec: dict) -> dict:
                 spec.get("sources") or ("openalex", "crossref", "arxiv"),
                 spec.get("reasons"),
                 spec.get("criteria"),
+                minilm=spec.get("minilm") or 0.0,
             )
         except campaign.CampaignError as exc:
             code = 409 if "exists already" in str(exc) else 400
@@ -102,6 +103,7 @@ def _describe(c: campaign.Campaign) -> dict:
         "sources": c.sources,
         "exclusion_reasons": c.exclusion_reasons,
         "criteria": c.criteria,
+        "screen_minilm": c.screen_minilm,
     }
 
 
@@ -170,6 +172,7 @@ class CampaignIn(BaseModel):
     sources: list[Source] = Field(["openalex", "crossref", "arxiv"], min_length=1, max_length=3)
     reasons: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(None, max_length=30)
     criteria: str | None = Field(None, max_length=5000, description="eligibility criteria in words")
+    minilm: float = Field(0.0, ge=0.0, le=4.0, description="weight of MiniLM embeddings beside TF-IDF in screening")
 
 
 class AssessIn(BaseModel):
@@ -256,11 +259,12 @@ def add_step_tools(mcp, campaign_call, campaign_name) -> None:
         sources: Annotated[list[Source] | None, Field(description="discovery sources", max_length=3)] = None,
         reasons: Annotated[list[str] | None, Field(description="exclusion reasons", max_length=30)] = None,
         criteria: Annotated[str | None, Field(description="eligibility criteria", max_length=5000)] = None,
+        minilm: Annotated[float, Field(description="weight of MiniLM embeddings in screening", ge=0, le=4)] = 0.0,
     ) -> dict[str, Any]:
         if reasons and any(not r.strip() or len(r) > 200 for r in reasons):
             raise ValueError("reasons: each 1 to 200 characters")
         spec = dict(name=name, query=query, years=years, max_records=max_records, mailto=mailto)
-        spec.update(sources=sources, reasons=reasons, criteria=criteria)
+        spec.update(sources=sources, reasons=reasons, criteria=criteria, minilm=minilm)
         return await campaign_call(lambda d, r: create(d, r, spec), ctx, "campaign_new")
 
     @mcp.tool(
