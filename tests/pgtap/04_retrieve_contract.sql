@@ -3,7 +3,7 @@
 -- without failing the call; traces are content-free; the result shape and citations;
 -- weighted RRF with k = 60.
 BEGIN;
-SELECT plan(43);
+SELECT plan(45);
 \ir helpers/fixtures.psql
 
 -- ---------------------------------------------------------------- fixtures
@@ -186,6 +186,12 @@ SELECT is((SELECT round(score::numeric, 12) FROM scirag.fuse_scores(ARRAY[
            ]::scirag.layer_hit[], (SELECT score FROM w), 'max') WHERE chunk_id = 2),
   round((0.65 * (1.0 / 5.0) + 0.1 * 1.0) / (0.65 + 0.1), 12),
   'score fusion: keyword scaled by its max (1/5: BM25 has a true zero), HyDE min-max, interactive''s weights 0.65 / 0.1, not the RRF ones');
+SELECT is((SELECT count(*)::int FROM scirag.fuse_scores(ARRAY[ROW('vector', 1, 1, 0.9), ROW('vector', 2, 2, 0.7)]::scirag.layer_hit[],
+             '{"vector": 0, "keyword": 1}', 'max')),
+  0, 'score fusion: a layer weighted 0 is left out, even when it alone has hits (it was 0/0: division by zero)');
+SELECT is((SELECT string_agg(chunk_id::text || ':' || layers::text, ',' ORDER BY chunk_id) FROM scirag.fuse_scores(ARRAY[
+             ROW('vector', 1, 1, 0.9), ROW('keyword', 2, 1, 3.0)]::scirag.layer_hit[], '{"vector": 0, "keyword": 1}', 'max')),
+  '2:{"keyword": 1}', 'score fusion: the zero-weighted layer neither scores nor lists its candidates');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"keyword_scale": "log"}')$$,
   '%unknown keyword_scale "log"%', 'an unknown keyword_scale is refused, by name');
 SELECT throws_like($$SELECT * FROM scirag.retrieve('ptarmigan', options => '{"proximity": -1}')$$,
