@@ -397,7 +397,7 @@ DOC = "# Outside\n\nThis text lives outside the manifest folder and must not be 
 
 
 def _ingest(loader_conn, embedder, manifest, **kw):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     return ingest_manifest(loader_conn, manifest, Ingester(loader_conn, embedder=embedder), **kw)
 
@@ -1015,7 +1015,7 @@ def test_a_deflate_bomb_in_a_folder_is_a_failed_row_within_its_budget(tmp_path, 
 
 
 def test_the_parse_worker_enforces_time_and_memory_and_recovers():
-    from scirag.parse_guard import BudgetExceeded, GuardedParser, ParseBudget
+    from scirag.ingest.parse_guard import BudgetExceeded, GuardedParser, ParseBudget
 
     with GuardedParser(ParseBudget(seconds=60, memory_mb=400)) as parser:
         t0 = time.monotonic()
@@ -1043,8 +1043,8 @@ def _write_tmp_bomb():
 def test_chunking_one_long_line_is_linear():
     """The 10 MB single-line file of the issue: the line-end hyphen regex backtracked over
     every start of a line without spaces (100,000 characters: 90 s)."""
-    from scirag.chunk import chunk_document
-    from scirag.parse import parse_text
+    from scirag.ingest.chunk import chunk_document
+    from scirag.ingest.parse import parse_text
 
     def run(n):
         t0 = time.perf_counter()
@@ -1063,8 +1063,8 @@ def test_control_characters_in_file_names_and_nul_bytes_in_markdown_are_reported
     """Note: a file name with a newline became an id with a newline; NUL bytes in
     Markdown vanished silently. Now the first is a failed row naming the character and
     the second an added row that says how many NUL bytes were removed."""
-    from scirag.discover import discover
-    from scirag.ingest import Ingester, ingest_entries
+    from scirag.ingest.discover import discover
+    from scirag.ingest.pipeline import Ingester, ingest_entries
 
     folder = tmp_path / "names"
     folder.mkdir()
@@ -1094,7 +1094,7 @@ def test_control_characters_in_file_names_and_nul_bytes_in_markdown_are_reported
 
 
 def test_manifest_ids_and_paths_with_control_characters_are_refused(tmp_path):
-    from scirag.manifest import ManifestError, read_manifest
+    from scirag.ingest.manifest import ManifestError, read_manifest
 
     manifest = tmp_path / "m.jsonl"
     manifest.write_text(
@@ -1120,7 +1120,7 @@ def test_community_ids_do_not_count_other_tiers(dsn, demo_corpus, loader_conn, a
     from scirag.graph.extract import run_extract
     from scirag.graph.offline import OfflineExtractor
     from scirag.graph.ontology import load_domain
-    from scirag.manifest import read_manifest
+    from scirag.ingest.manifest import read_manifest
 
     from conftest import DEMO_MANIFEST
 

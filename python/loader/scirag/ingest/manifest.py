@@ -136,7 +136,7 @@ def _entry(obj: dict, ident: str, line_no: int, where: str, base: Path, allow_ou
         raise ManifestError(f"{where}: give exactly one of 'path' or 'text'")
     license_ = obj.get("license") or "unknown"  # nobody said otherwise means unknown
     if license_ not in LICENSES:
-        from scirag.licenses import normalise_license  # any case; CC names (issue 25)
+        from scirag.ingest.licenses import normalise_license  # any case; CC names (issue 25)
 
         try:
             license_ = normalise_license(license_, "license")[0]

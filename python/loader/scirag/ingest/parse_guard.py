@@ -3,7 +3,7 @@ with a memory limit (RLIMIT_AS) and a wall-clock limit that kills it, so a hosti
 file (a deflate bomb, a pathological content stream) costs at most its budget and
 becomes a failed report row; the run goes on with a fresh worker.
 
-The worker is one long-lived child (``python -m scirag.parse_guard``), reused from
+The worker is one long-lived child (``python -m scirag.ingest.parse_guard``), reused from
 document to document, so the price of a process start is paid once per run and
 again only after a kill. Requests and results travel as length-prefixed pickles
 over its stdin and stdout. Inside the worker, every zlib stream pdfminer inflates is
@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from scirag.parse import ParseError, ParsedDocument
+from scirag.ingest.parse import ParseError, ParsedDocument
 
 DEFAULT_SECONDS = 300.0
 DEFAULT_MEMORY_MB = 2048
@@ -108,7 +108,7 @@ class GuardedParser:
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "scirag.parse_guard", str(self.budget.memory_mb)],
+                [sys.executable, "-m", "scirag.ingest.parse_guard", str(self.budget.memory_mb)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
@@ -179,7 +179,7 @@ class GuardedParser:
         return self._call(key, ("file", key))
 
     def metadata(self, path) -> dict:
-        """scirag.discover.read_file_metadata(path) within the budget; {} when it fails
+        """scirag.ingest.discover.read_file_metadata(path) within the budget; {} when it fails
         (a file over its budget is remembered and fails its parse at once)."""
         key = str(path)
         try:
@@ -238,7 +238,7 @@ def _serve(memory_mb: int) -> None:
         pdftypes.zlib = capped
     except ImportError:
         pass
-    from scirag import parse
+    from scirag.ingest import parse
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
     rfd = sys.stdin.buffer
@@ -256,7 +256,7 @@ def _serve(memory_mb: int) -> None:
             if request[0] == "file":
                 value = parse.parse_file(request[1])
             elif request[0] == "meta":
-                from scirag.discover import read_file_metadata
+                from scirag.ingest.discover import read_file_metadata
 
                 value = read_file_metadata(Path(request[1]))
             else:

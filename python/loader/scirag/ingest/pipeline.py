@@ -10,11 +10,11 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from scirag.chunk import chunk_document, content_hash
+from scirag.ingest.chunk import chunk_document, content_hash
 from scirag.db import echo
-from scirag.manifest import Entry, ManifestError, read_manifest
-from scirag.parse import ParseError
-from scirag.parse_guard import GuardedParser, ParseBudget
+from scirag.ingest.manifest import Entry, ManifestError, read_manifest
+from scirag.ingest.parse import ParseError
+from scirag.ingest.parse_guard import GuardedParser, ParseBudget
 from scirag_helpers.embedder import Embedder, EmbeddingError, to_pgvector
 
 CHUNK_COLUMNS = (

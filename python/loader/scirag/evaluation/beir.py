@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from scirag import db
-from scirag.evaluation import add_results, finish_run, start_run
-from scirag.ingest import Ingester
-from scirag.manifest import Entry
-from scirag.metrics import dedupe, mrr, ndcg_at, percentile, recall_at
+from scirag.evaluation.runs import add_results, finish_run, start_run
+from scirag.ingest.pipeline import Ingester
+from scirag.ingest.manifest import Entry
+from scirag.evaluation.metrics import dedupe, mrr, ndcg_at, percentile, recall_at
 
 
 def corpus_tag(corpus_dir: Path) -> str:

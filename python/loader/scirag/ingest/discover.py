@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scirag.manifest import (
+from scirag.ingest.manifest import (
     LICENSES,
     Entry,
     ManifestError,
@@ -223,12 +223,12 @@ def read_file_metadata(path: Path) -> dict:
     suffix = path.suffix.lower()
     found: dict = {}
     if suffix == ".pdf":
-        from scirag.pdfmeta import read_pdf_meta
+        from scirag.ingest.pdf.meta import read_pdf_meta
 
         meta = read_pdf_meta(path)
         found = {f: getattr(meta, f) for f in METADATA_FIELDS if getattr(meta, f)}
     elif suffix in (".md", ".markdown", ".html", ".htm"):
-        from scirag.parse import ParseError, parse_file
+        from scirag.ingest.parse import ParseError, parse_file
 
         try:
             title = parse_file(path).title
@@ -242,7 +242,7 @@ def read_file_metadata(path: Path) -> dict:
 def fill_from_file(entry: Entry, reader=None) -> Entry:
     """Citation fields the manifest did not state, read from the file; each one taken is
     listed in entry.inferred. A file that cannot be read is left for the parser to report.
-    ``reader`` (a scirag.parse_guard.GuardedParser) reads the file within the parse
+    ``reader`` (a scirag.ingest.parse_guard.GuardedParser) reads the file within the parse
     budget, in its worker process."""
     if entry.path is None:
         if "title" not in entry.stated and "title" not in entry.inferred:

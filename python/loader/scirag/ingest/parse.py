@@ -465,7 +465,7 @@ DEFAULT_PDF_ENGINE = "layout"
 
 
 def _engine_layout(path: Path) -> "ParsedDocument":
-    from scirag.pdf_layout import parse_pdf_layout
+    from scirag.ingest.pdf.layout import parse_pdf_layout
 
     return parse_pdf_layout(path)
 

@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
+from ..blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
     try:
         return _extract(str(path))
     except Exception:
-        from .pdf_repair import looks_truncated, repair_truncated
+        from .repair import looks_truncated, repair_truncated
 
         data = Path(path).read_bytes()
         repaired = repair_truncated(data) if looks_truncated(data) else None

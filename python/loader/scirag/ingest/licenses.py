@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from scirag.manifest import LICENSES
+from scirag.ingest.manifest import LICENSES
 
 # Creative Commons names (any case, "-", "_" or " " between parts, optional version).
 COMMON = {
