@@ -17,7 +17,8 @@ import pytest
 from make_pdfs import Page, write_pdf
 from scirag.evaluation import pdf as evalpdf
 from scirag.ingest.chunk import chunk_document
-from scirag.ingest.parse import ParseError, parse_file, pdf_engine_name, pdf_engines
+from scirag.ingest.parse import ParseError, parse_file
+from scirag.ingest.pdf.engines import pdf_engine_name, pdf_engines
 from scirag.ingest.pdf.layout import _clean, _join_lines, Line
 
 

@@ -427,7 +427,7 @@ def run_eval(
     from scirag import db
     from scirag.evaluation.qa import reader_connection
     from scirag.evaluation.runs import add_results, finish_run, start_run
-    from scirag.ingest.parse import PDF_ENGINE_ENV, pdf_engine_name
+    from scirag.ingest.pdf.engines import PDF_ENGINE_ENV, pdf_engine_name
 
     folder = Path(folder)
     gt = load_ground_truth(folder)

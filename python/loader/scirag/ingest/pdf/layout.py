@@ -1,6 +1,6 @@
 """The 'layout' PDF engine: pdfplumber's text layer read as a scientific paper.
 
-The generic pdfplumber path (parse._parse_pdf_pdfplumber) only sees words and
+The generic pdfplumber path (engines._parse_pdf_pdfplumber) only sees words and
 rulings.  Papers state more than that, and this engine uses it:
 
 * font size and weight: body text size is the most common size; headings are
