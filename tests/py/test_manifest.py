@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scirag.ingest.manifest import LICENSES, Entry, ManifestError, parse_entry, read_manifest
+from scirag.ingest.licenses import LICENSES
+from scirag.ingest.manifest import Entry, ManifestError, parse_entry, read_manifest
 
 from conftest import write_manifest
 

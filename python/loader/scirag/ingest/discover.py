@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from scirag.ingest.licenses import LICENSES
 from scirag.ingest.manifest import (
-    LICENSES,
     Entry,
     ManifestError,
     _bad_text,

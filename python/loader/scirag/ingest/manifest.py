@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-LICENSES = ("public", "open_commercial", "open_noncommercial", "restricted", "unknown")
+from scirag.ingest.licenses import LICENSES, normalise_license
 
 
 class ManifestError(ValueError):
@@ -136,9 +136,7 @@ def _entry(obj: dict, ident: str, line_no: int, where: str, base: Path, allow_ou
         raise ManifestError(f"{where}: give exactly one of 'path' or 'text'")
     license_ = obj.get("license") or "unknown"  # nobody said otherwise means unknown
     if license_ not in LICENSES:
-        from scirag.ingest.licenses import normalise_license  # any case; CC names (issue 25)
-
-        try:
+        try:  # any case; CC names (issue 25)
             license_ = normalise_license(license_, "license")[0]
         except ValueError as exc:
             raise ManifestError(f"{where}: {exc}") from None
