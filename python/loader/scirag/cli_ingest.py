@@ -80,7 +80,10 @@ def ingest(
     # one guarded parse worker for discovery and for the runs without --jobs workers
     parser = GuardedParser(budget)
     try:
-        found = discover(paths, glob, license, source, allow_outside, reader=parser)
+        # a file's citation fields come from its one parse at ingest; --dry-run and
+        # --manifest-out show them before any parse, so they read them now
+        at_parse = not (dry_run or manifest_out)
+        found = discover(paths, glob, license, source, allow_outside, reader=parser, infer_at_parse=at_parse)
     except (DiscoverError, ValueError) as exc:
         db.echo(f"error: {exc}")
         raise typer.Exit(2) from None

@@ -39,6 +39,9 @@ class ParsedDocument:
     title: str | None = None
     pages: int | None = None
     partial: str | None = None  # why some pages could not be read (None: the whole file was read)
+    # citation fields (pdf/meta.FIELDS) the engine read in its own pass over the file
+    # (the layout engine: page 1 and the information dictionary); None: not read
+    meta: dict | None = None
 
 
 class DocLines:

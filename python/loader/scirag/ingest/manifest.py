@@ -92,6 +92,9 @@ class Entry:
     stated: frozenset = frozenset()
     inferred: list[str] = field(default_factory=list)
     base: Path | None = None
+    # the fields above the file may state are still to be read, by its parse at ingest
+    # (discover(infer_at_parse=True)): one pass over the file for content and metadata
+    infer_at_parse: bool = False
 
 
 def parse_entry(raw: str, line_no: int, base: Path, allow_outside: bool = False) -> Entry:

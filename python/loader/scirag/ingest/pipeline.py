@@ -11,6 +11,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from scirag.ingest.chunk import chunk_document, content_hash
+from scirag.ingest.discover import fill_from_file
 from scirag.db import echo
 from scirag.ingest.manifest import Entry, ManifestError, read_manifest
 from scirag.ingest.parse import ParseError
@@ -64,20 +65,25 @@ def parse_and_chunk(
     parser: GuardedParser | None = None,
     budget: ParseBudget | None = None,
 ):
-    """(parsed document, chunks) of one entry: the CPU-bound part of ingestion, run in
-    parse workers (`scirag ingest --jobs`) while the main process embeds and stores.
+    """(parsed document, chunks, entry) of one entry: the CPU-bound part of ingestion, run
+    in parse workers (`scirag ingest --jobs`) while the main process embeds and stores.
     Every parse goes through a GuardedParser (a time and memory budget per document):
-    the caller's, or in a --jobs worker process one of its own with ``budget``."""
+    the caller's, or in a --jobs worker process one of its own with ``budget``.
+    An entry whose citation fields are still to be read from its file
+    (entry.infer_at_parse) gets them from this same parse: the entry returned is a
+    copy with them filled in (the title heads the chunks, so before chunking)."""
     global _WORKER_PARSER
     if parser is None:
         if _WORKER_PARSER is None:
             _WORKER_PARSER = GuardedParser(budget)
         parser = _WORKER_PARSER
     if entry.path is not None:
-        doc = parser.parse_file(entry.path)
+        doc = parser.parse_file(entry.path, meta=entry.infer_at_parse)
     else:
         doc = parser.parse_text(entry.text, fmt=entry.fmt, name=entry.id)
-    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens)
+    if entry.infer_at_parse:
+        entry = fill_from_file(replace(entry, inferred=list(entry.inferred)), found=doc.meta or {})
+    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens), entry
 
 
 class Ingester:
@@ -108,8 +114,8 @@ class Ingester:
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
     def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None, parsed=None) -> Outcome:
-        """parsed: (document, chunks) already made by a parse worker (parse_and_chunk)."""
-        doc, chunks = parsed or parse_and_chunk(entry, self.target_tokens, self.overlap_tokens, self.parser)
+        """parsed: (document, chunks, entry) already made by a parse worker (parse_and_chunk)."""
+        doc, chunks, entry = parsed or parse_and_chunk(entry, self.target_tokens, self.overlap_tokens, self.parser)
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")
         digest = content_hash(chunks)

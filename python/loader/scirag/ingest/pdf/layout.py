@@ -124,13 +124,14 @@ def extract_page(page, number: int) -> PageData:
     return PageData(number, float(page.width), float(page.height), words, sorted(rules, key=lambda r: r[1]))
 
 
-def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
-    """(pages, title from metadata, page count, partial reason).
+def extract(path: Path, meta: dict | None = None) -> tuple[list[PageData], str | None, int, str | None]:
+    """(pages, title from metadata, page count, partial reason); meta, when given, takes
+    the citation fields of page 1 (pdf/meta.py) read in the same open.
 
     A file cut short (no %%EOF at its end) that no reader opens is repaired
     from the objects before the cut (pdf_repair) and reported as partial."""
     try:
-        return _extract(str(path))
+        return _extract(str(path), meta)
     except Exception:
         from .repair import looks_truncated, repair_truncated
 
@@ -146,13 +147,17 @@ def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
         return pages, title, total, reason + (f"; {partial}" if partial else "")
 
 
-def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
+def _extract(source, meta: dict | None = None) -> tuple[list[PageData], str | None, int, str | None]:
     import pdfplumber
 
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     pages: list[PageData] = []
     failed: list[str] = []
     with pdfplumber.open(source) as pdf:
+        if meta is not None:
+            from .meta import fields_of_open
+
+            meta.update(fields_of_open(pdf))
         total = len(pdf.pages)
         for number, page in enumerate(pdf.pages, start=1):
             try:
@@ -170,8 +175,10 @@ def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
 
 
 def parse_pdf_layout(path: Path) -> ParsedDocument:
-    pages, title, total, partial = extract(path)
+    meta: dict = {}
+    pages, title, total, partial = extract(path, meta)
     doc = layout(pages)
+    doc.meta = meta
     doc.title = doc.title or title
     doc.pages = total
     doc.partial = partial
