@@ -64,7 +64,7 @@ def load_documents(dsn: str, tag: str, entries) -> None:
         ingester = Ingester(conn)
         run_id = conn.execute(
             "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
-            (tag, ingester.embedder.version),
+            (tag, ingester.embedding_version),
         ).fetchone()[0]
         conn.commit()
         counts = {"added": 0, "duplicate": 0, "failed": 0}
