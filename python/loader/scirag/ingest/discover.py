@@ -6,8 +6,9 @@ ingestion has one loop whatever the input. Rights and identity follow one rule:
 - a manifest line states the rights (license, source) of its document; the command's
   --license/--source apply only to files that no manifest line names;
 - citation fields a manifest line leaves out (title, authors, year, doi, arxiv_id) are
-  read from the file (PDF: pdfmeta; Markdown/HTML: the parser's title) and listed in
-  ``Entry.inferred`` so the database marks them as guesses (documents.metadata_inferred).
+  read from the file (PDF: pdf/meta.py; Markdown/HTML: the parser's title) and listed in
+  ``Entry.inferred`` so the database marks them as guesses (documents.metadata_inferred);
+  with ``infer_at_parse`` by the file's one parse at ingest (pipeline.parse_and_chunk).
 
 Line numbers are positions in the inferred manifest (what --manifest-out writes), so a
 report row points at the line that produced it.
