@@ -20,8 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_helpers")]
 
-from scirag import db, evalqa  # noqa: E402
-from scirag.metrics import percentile  # noqa: E402
+from scirag import db  # noqa: E402
+from scirag.evaluation import qa as evalqa  # noqa: E402
+from scirag.evaluation.metrics import percentile  # noqa: E402
 
 
 def main() -> None:

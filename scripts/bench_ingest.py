@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
 
 from scirag import db  # noqa: E402
-from scirag.beir import corpus_entries  # noqa: E402
-from scirag.ingest import Ingester  # noqa: E402
+from scirag.evaluation.beir import corpus_entries  # noqa: E402
+from scirag.ingest.pipeline import Ingester  # noqa: E402
 
 
 def main() -> None:

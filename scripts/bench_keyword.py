@@ -32,8 +32,8 @@ import psycopg
 from bench_scale import ROOT, STOCK_JIT  # (scripts/ is on sys.path: this script's folder; it sets up the rest)
 
 from scirag import db
-from scirag.beir import read_queries
-from scirag.metrics import percentile
+from scirag.evaluation.beir import read_queries
+from scirag.evaluation.metrics import percentile
 
 SQL = "SELECT chunk_id, score FROM scirag.search_keyword(%s, %s) ORDER BY rank"
 NUMPY = "numpy (kw_top)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Metadata read from PDFs (scirag.pdfmeta) against a manifest's ground truth.
+"""Metadata read from PDFs (scirag.ingest.pdf.meta) against a manifest's ground truth.
 
 Usage: .venv/bin/python scripts/bench_pdfmeta.py [FOLDER]   (default ../shared/data/papers)
 
@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "loader"))
-from scirag.pdfmeta import DOI_RE, read_pdf_meta
+from scirag.ingest.pdf.meta import DOI_RE, read_pdf_meta
 
 
 def norm(text) -> str:

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_helpers")]
 
 from scirag import db  # noqa: E402
-from scirag.metrics import percentile  # noqa: E402
+from scirag.evaluation.metrics import percentile  # noqa: E402
 
 
 def timed(conn, sql, args=()):

@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 import psycopg  # noqa: E402
 
 from scirag import db  # noqa: E402
-from scirag.beir import read_queries  # noqa: E402
-from scirag.metrics import percentile  # noqa: E402
+from scirag.evaluation.beir import read_queries  # noqa: E402
+from scirag.evaluation.metrics import percentile  # noqa: E402
 from scirag_helpers import text  # noqa: E402
 
 STOCK_JIT = {

@@ -107,7 +107,7 @@ def main() -> int:
     if args.json:
         print(json.dumps({"seeds": args.seeds, "rows": rows, "mean": mean}))
         return 0
-    from scirag.evaluation import print_table
+    from scirag.evaluation.runs import print_table
 
     print(f"WSS@95 and recall, means over {args.seeds} seeds (same priors and seeds for both)")
     print_table(

@@ -32,7 +32,7 @@ sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
 import yaml  # noqa: E402
 
 from scirag import db  # noqa: E402
-from scirag.metrics import percentile  # noqa: E402
+from scirag.evaluation.metrics import percentile  # noqa: E402
 
 CONFIGS = [("interactive", {}), ("interactive", {"layers": ["keyword"]}), ("interactive", {"preset": "high-precision"})]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "python" / d) for d in ("loader", "plpy_helpers")]
 
 from scirag import db  # noqa: E402
-from scirag.beir import beir_dsn, read_queries  # noqa: E402
+from scirag.evaluation.beir import beir_dsn, read_queries  # noqa: E402
 
 EXACT = """SELECT id FROM scirag.chunks WHERE embedding IS NOT NULL
            ORDER BY embedding OPERATOR(public.<=>) %s::public.vector LIMIT %s"""

@@ -41,7 +41,7 @@ from pathlib import Path
 import psycopg
 
 from scirag import db
-from scirag.ingest import Ingester, ingest_manifest
+from scirag.ingest.pipeline import Ingester, ingest_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 HA = ROOT / ".cluster"

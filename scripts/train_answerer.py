@@ -29,8 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
 
-from scirag import qasper  # noqa: E402
-from scirag.evalqa import reader_connection  # noqa: E402
+from scirag.evaluation import qasper  # noqa: E402
+from scirag.evaluation.qa import reader_connection  # noqa: E402
 from scirag_helpers import answer, answer_forms  # noqa: E402
 
 SEED = 13

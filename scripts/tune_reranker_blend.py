@@ -25,8 +25,8 @@ sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_hel
 
 from reranker_data import part  # noqa: E402
 from scirag import db  # noqa: E402
-from scirag.beir import read_queries  # noqa: E402
-from scirag.metrics import dedupe, ndcg_at  # noqa: E402
+from scirag.evaluation.beir import read_queries  # noqa: E402
+from scirag.evaluation.metrics import dedupe, ndcg_at  # noqa: E402
 from scirag_helpers.rerank import CrossEncoderReranker  # noqa: E402
 
 WEIGHTS = [round(0.1 * i, 1) for i in range(11)]

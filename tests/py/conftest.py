@@ -115,7 +115,7 @@ def demo_corpus(dsn, embedder):
 
     Returns the counts ingest_manifest returned."""
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     with db.connect(dsn, role="scirag_loader") as conn:
         counts = ingest_manifest(conn, DEMO_MANIFEST, Ingester(conn, embedder=embedder))

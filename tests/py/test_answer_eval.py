@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scirag import evalqa
+from scirag.evaluation import qa as evalqa
 from scirag.db import ROOT
 
 

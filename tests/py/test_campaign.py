@@ -22,7 +22,7 @@ import pytest
 
 import campaign_fixtures as fx
 from scirag import campaign
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCIRAG = ROOT / ".venv" / "bin" / "scirag"

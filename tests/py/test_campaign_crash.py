@@ -26,7 +26,7 @@ import pytest
 
 import campaign_fixtures as fx
 from scirag import campaign
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 from test_campaign import ROOT, SCIRAG, cli_env, conn, new_campaign, seed_records, server
 
 JSON_HEADERS = {"Content-Type": "application/json"}

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from scirag.chunk import Chunk, chunk_document, content_hash, count_tokens, normalize_text
+from scirag.ingest.chunk import Chunk, chunk_document, content_hash, count_tokens, normalize_text
 from scirag_helpers.text import sentences as split_sentences
-from scirag.parse import Block, ParsedDocument, parse_text
+from scirag.ingest.parse import Block, ParsedDocument, parse_text
 
 TITLE = "Straw Report"
 
@@ -454,7 +454,7 @@ def test_empty_document_gives_no_chunks():
 
 
 def test_content_hash_ignores_name_and_title_but_not_content(tmp_path):
-    from scirag.parse import parse_file
+    from scirag.ingest.parse import parse_file
 
     a = tmp_path / "report.txt"
     b = tmp_path / "copy-of-report.txt"

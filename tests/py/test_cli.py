@@ -142,7 +142,7 @@ def test_benchmark_dsn_takes_a_named_database_as_given_and_names_one_otherwise(m
     from psycopg.conninfo import conninfo_to_dict
 
     from scirag import db
-    from scirag.beir import beir_dsn
+    from scirag.evaluation.beir import beir_dsn
 
     assert conninfo_to_dict(beir_dsn("host=/s port=5 dbname=mine", Path("scifact")))["dbname"] == "mine"
     got = conninfo_to_dict(beir_dsn("host=/s port=5", Path("SciFact")))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scirag.crossref import CrossrefClient, RecordedSession
-from scirag.enrich import enrich_documents, summary
+from scirag.upkeep.enrich import enrich_documents, summary
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -72,7 +72,7 @@ def test_enrich_records_each_outcome_in_its_own_transaction(loader_conn, admin_c
     assert doc(admin_conn, "soc-retention")[1]["status"] == "not_found"
     assert doc(admin_conn, "soc-retention")[2] is False
     # doctor names the one document still unknown to Crossref, and how to retry it
-    from scirag import doctor
+    from scirag.upkeep import doctor
 
     [pending] = [f for f in doctor.run_doctor(admin_conn) if f.check == "crossref_pending"]
     assert (pending.severity, pending.count, pending.fix) == ("warning", 1, "scirag enrich --missing")
@@ -182,7 +182,7 @@ def test_references_and_cited_by_follow_the_readers_scope(loader_conn, reader_co
 def test_deleting_the_citing_document_removes_its_crossref_citations(
     loader_conn, admin_conn, make_manifest, restore_corpus, embedder
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     manifest = make_manifest(
         [
@@ -239,7 +239,7 @@ def test_deleting_the_citing_document_removes_its_crossref_citations(
 def test_a_document_without_doi_is_matched_by_title_only_when_asked(
     loader_conn, admin_conn, make_manifest, restore_corpus, embedder
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     title = "Winter Cover Crops After Straw Removal"
     manifest = make_manifest(
@@ -313,7 +313,7 @@ def test_a_document_without_doi_is_matched_by_title_only_when_asked(
 def test_crossref_corrects_only_guessed_fields_and_doubts_a_guessed_doi_of_another_paper(
     loader_conn, admin_conn, make_manifest, restore_corpus, embedder
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     manifest = make_manifest(
         [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scirag.crossref import CrossrefClient, RecordedSession
-from scirag.enrich import enrich_documents
+from scirag.upkeep.enrich import enrich_documents
 
 RECORDINGS = Path(__file__).parent / "recordings"
 QUESTION = "What are the emission factors for open-field burning of rice straw?"

@@ -257,7 +257,7 @@ def free_port() -> int:
 def template_db(base_dsn, embedder):
     """A deployed database with the demo corpus, copied (CREATE DATABASE ... TEMPLATE) for each page."""
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     target = db.with_dbname(base_dsn, f"{PYTEST_DB}_docs_template")
     db.drop_db(target)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from scirag import doctor
+from scirag.upkeep import doctor
 
 SCIRAG = ROOT / ".venv" / "bin" / "scirag"
 
@@ -99,7 +99,7 @@ def test_stale_embedding_is_reported_and_reembedded(run_cli, admin_conn, demo_co
 def test_duplicate_document_is_reported_and_deduped(
     run_cli, admin_conn, loader_conn, embedder, make_manifest, restore_corpus
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     assert finding(admin_conn, "duplicate_documents").severity == "ok"
     # the same paper again: same DOI, title differing only in case and punctuation, other bytes
@@ -137,8 +137,8 @@ def test_retracted_document_in_default_scope_is_reported_and_removed(
     run_cli, admin_conn, loader_conn, embedder, make_manifest, restore_corpus
 ):
     from scirag.crossref import CrossrefClient, RecordedSession
-    from scirag.enrich import enrich_documents
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.upkeep.enrich import enrich_documents
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     assert finding(admin_conn, "retracted_in_default_scope").severity == "ok"
     manifest = make_manifest(
@@ -198,7 +198,7 @@ def test_retracted_document_in_default_scope_is_reported_and_removed(
 
 
 def test_exclude_by_default_also_clears_the_retraction_finding(admin_conn, dsn, demo_corpus):
-    from scirag.maint import exclude_retracted_by_default
+    from scirag.upkeep.maint import exclude_retracted_by_default
     import psycopg
 
     admin_conn.execute("UPDATE scirag.documents SET retracted = true WHERE external_id = 'pellet-trial'")
@@ -234,7 +234,7 @@ def test_keyword_statistics_drift_is_reported_and_rebuilt_by_gc(run_cli, admin_c
 def test_postings_of_a_deleted_chunk_are_collected(
     run_cli, admin_conn, loader_conn, embedder, make_manifest, restore_corpus
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     manifest = make_manifest(
         [
@@ -413,7 +413,7 @@ def test_doctor_text_report_names_each_fix_and_exits_non_zero(run_cli, admin_con
 def test_near_identical_title_is_a_probable_duplicate_but_another_doi_is_another_work(
     run_cli, admin_conn, loader_conn, embedder, make_manifest, restore_corpus
 ):
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     manifest = make_manifest(
         [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import DEMO_MANIFEST, PYTEST_DB
-from scirag import doctor
+from scirag.upkeep import doctor
 from test_graph_resolve import duplicated_graph
 
 
@@ -30,7 +30,7 @@ def dsn(base_dsn):
 @pytest.fixture(scope="module")
 def demo_corpus(dsn, embedder):
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     with db.connect(dsn, role="scirag_loader") as conn:
         return ingest_manifest(conn, DEMO_MANIFEST, Ingester(conn, embedder=embedder))
@@ -41,7 +41,7 @@ def test_a_real_merge_leaves_nothing_for_doctor_or_gc(duplicated_graph, dsn, adm
     cleared), the graph checks pass and gc finds nothing to remove."""
     from typer.testing import CliRunner
     from scirag.cli import app
-    from scirag.gc import run_gc
+    from scirag.upkeep.gc import run_gc
 
     res = CliRunner().invoke(app, ["graph", "resolve-entities", "--apply", "--no-llm", "--dsn", dsn])
     assert res.exit_code == 0, res.output

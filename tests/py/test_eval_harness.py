@@ -11,7 +11,7 @@ import json
 import pytest
 
 from answer_fixtures import recording
-from scirag import evalqa, report
+from scirag.evaluation import qa as evalqa, report
 from scirag_helpers.llm import RecordedClient, get_llm
 
 PICK = ["q01-harlan-straw-supply", "q06-rice-straw-lignin", "q11-hx40-enzyme-loading", "q14-sorghum-ratio-unanswerable"]

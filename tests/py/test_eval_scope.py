@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from scirag import db
-from scirag.evalqa import reader_connection
-from scirag.evaluation import start_run
+from scirag.evaluation.qa import reader_connection
+from scirag.evaluation.runs import start_run
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "loader" / "scirag"
 
@@ -53,8 +53,12 @@ def test_a_reader_sees_a_run_only_within_its_own_scope(dsn, demo_corpus, admin_c
 
 
 def test_every_evaluation_kind_starts_its_run_through_the_one_starter():
-    writers = [p.name for p in PACKAGE.rglob("*.py") if "INSERT INTO scirag.eval_runs" in p.read_text()]
-    assert writers == ["evaluation.py"]
-    for name in ("evalqa.py", "beir.py", "scitab.py", "evalpdf.py"):
+    writers = [
+        p.relative_to(PACKAGE).as_posix()
+        for p in PACKAGE.rglob("*.py")
+        if "INSERT INTO scirag.eval_runs" in p.read_text()
+    ]
+    assert writers == ["evaluation/runs.py"]
+    for name in ("evaluation/qa.py", "evaluation/beir.py", "evaluation/scitab.py", "evaluation/pdf.py"):
         text = (PACKAGE / name).read_text()
         assert re.search(r"\bstart_run\(\s*writer,\s*reader,", text), f"{name} does not start its runs with start_run"

@@ -14,7 +14,7 @@ from scirag.graph.communities import Edge, build_communities, extractive_summary
 from scirag.graph.extract import run_extract
 from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 from scirag_helpers.graph_query import build_prompt, parse_names, question_entities
 from scirag_helpers.llm import RecordedClient
 
@@ -229,7 +229,7 @@ def tier_local_graph(demo_graph, dsn, make_manifest, restore_corpus, embedder):
     straw pellets". Public edges A-B (1.0), A-C and B-C (0.4) make one community;
     the memo's restricted triangle C-X-Y pulls C away in the widest tier."""
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     manifest = make_manifest(
         [

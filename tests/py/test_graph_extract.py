@@ -13,7 +13,7 @@ import pytest
 from scirag.graph.extract import ModelExtractor, run_extract, validate_model_output
 from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 from scirag_helpers.llm import RecordedClient
 from scirag_helpers.text import chunk_content
 
@@ -304,7 +304,7 @@ def test_offline_re_extraction_changes_nothing(demo_graph, loader_conn, admin_co
 def depot_note(dsn, demo_graph, make_manifest, restore_corpus, embedder):
     """A three-chunk document for model extraction; removed after the test."""
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     text = (
         "# Depot Note\n\n## Results\n\nThe Fenwick depot receives only corn stover bales. "

@@ -17,7 +17,7 @@ from scirag.graph.communities import build_communities
 from scirag.graph.extract import run_extract
 from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 
 from conftest import DEMO_MANIFEST
 

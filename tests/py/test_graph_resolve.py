@@ -13,7 +13,7 @@ from scirag.graph.extract import ModelExtractor, run_extract
 from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
 from scirag.graph.resolve import Entity, apply_plan, candidates, plan_resolution
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 from scirag_helpers.llm import RecordedClient
 
 from conftest import DEMO_MANIFEST
@@ -91,7 +91,7 @@ def duplicated_graph(dsn, demo_corpus, embedder, make_manifest, restore_corpus):
     """The demo graph plus a note whose model extraction fragments a few entities."""
     from scirag import db
     from scirag.graph.communities import build_communities
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     text = (
         "# Pretreatment Note\n\n## Trial\n\nMaize stover was soaked by sodium hydroxyde pretreatment; "

@@ -10,8 +10,8 @@ import uuid
 import numpy as np
 import pytest
 
-from scirag.ingest import Ingester, ingest_manifest
-from scirag.manifest import read_manifest
+from scirag.ingest.pipeline import Ingester, ingest_manifest
+from scirag.ingest.manifest import read_manifest
 from scirag_helpers.embedder import DIM, VERSION
 
 from conftest import DEMO_MANIFEST, ROOT

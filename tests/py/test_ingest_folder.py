@@ -1,4 +1,4 @@
-"""`scirag ingest PATH...`: folders and files as manifest entries (scirag.discover), the
+"""`scirag ingest PATH...`: folders and files as manifest entries (scirag.ingest.discover), the
 inferred manifest, manifest-versus-flag precedence, metadata read from the files, and
 saying what the user cannot see (unknown-license warning, no-evidence hints)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from scirag.discover import DiscoverError, discover, write_manifest
-from scirag.manifest import Entry, ManifestError
+from scirag.ingest.discover import DiscoverError, discover, write_manifest
+from scirag.ingest.manifest import Entry, ManifestError
 
 from conftest import PYTEST_DB, ROOT, write_manifest as write_jsonl
 from test_pdfmeta import BODY, make_pdf, paper_page

@@ -53,8 +53,8 @@ def table_counts(conn) -> dict[str, int]:
 
 def ingest_text(dsn, embedder, ident: str, text: str, **meta) -> int:
     from scirag import db
-    from scirag.ingest import Ingester, ingest_entries
-    from scirag.manifest import Entry
+    from scirag.ingest.pipeline import Ingester, ingest_entries
+    from scirag.ingest.manifest import Entry
 
     entry = Entry(line_no=1, id=ident, title=meta.pop("title", ident), text=text, license="public", **meta)
     with db.connect(dsn, role="scirag_loader") as conn:
@@ -334,7 +334,7 @@ def test_a_new_version_under_the_same_id_is_a_replace(run_cli, demo_corpus, admi
 
 
 def test_folder_walk_reports_the_types_it_skipped(tmp_path):
-    from scirag.discover import discover, skipped_summary
+    from scirag.ingest.discover import discover, skipped_summary
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "paper.md").write_text("# Paper\n\ntext\n", encoding="utf-8")
@@ -353,8 +353,8 @@ def test_folder_walk_reports_the_types_it_skipped(tmp_path):
 
 
 def test_license_names_are_case_insensitive_and_common_names_map():
-    from scirag.licenses import normalise_license
-    from scirag.manifest import ManifestError, parse_entry
+    from scirag.ingest.licenses import normalise_license
+    from scirag.ingest.manifest import ManifestError, parse_entry
 
     assert normalise_license("Open_Commercial") == ("open_commercial", None)
     assert normalise_license("CC-BY")[0] == "open_commercial"

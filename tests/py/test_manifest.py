@@ -1,4 +1,4 @@
-"""scirag.manifest: one JSON object per line declaring identity and rights.
+"""scirag.ingest.manifest: one JSON object per line declaring identity and rights.
 
 No database needed."""
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scirag.manifest import LICENSES, Entry, ManifestError, parse_entry, read_manifest
+from scirag.ingest.licenses import LICENSES
+from scirag.ingest.manifest import Entry, ManifestError, parse_entry, read_manifest
 
 from conftest import write_manifest
 

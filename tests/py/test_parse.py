@@ -1,4 +1,4 @@
-"""Tests for scirag.parse: one block model for Markdown, HTML, text and PDF."""
+"""Tests for scirag.ingest.parse: one block model for Markdown, HTML, text and PDF."""
 
 import io
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from make_pdfs import ABSTRACT_LEFT, ABSTRACT_RIGHT, PAGES, TABLES, two_column_paper
-from scirag.parse import Block, ParseError, ParsedDocument, parse_file, parse_text
+from scirag.ingest.parse import Block, ParseError, ParsedDocument, parse_file, parse_text
 
 NUMBER = re.compile(r"^\d[\d,]*(\.\d+)?%?$")
 

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from make_pdfs import Page, write_pdf
-from scirag import evalpdf
-from scirag.chunk import chunk_document
-from scirag.parse import ParseError, parse_file, pdf_engine_name, pdf_engines
-from scirag.pdf_layout import _clean, _join_lines, Line
+from scirag.evaluation import pdf as evalpdf
+from scirag.ingest.chunk import chunk_document
+from scirag.ingest.parse import ParseError, parse_file
+from scirag.ingest.pdf.engines import pdf_engine_name, pdf_engines
+from scirag.ingest.pdf.layout import _clean, _join_lines, Line
 
 
 def prose(page: Page, top: float, lines: list[str], x: float = 72) -> float:
@@ -247,7 +248,7 @@ def test_engine_interface_names_engines_and_rejects_unknown(tmp_path, monkeypatc
 
 
 def test_damaged_page_is_skipped_and_document_reported_partial(tmp_path, monkeypatch):
-    from scirag import pdf_layout
+    from scirag.ingest.pdf import layout as pdf_layout
 
     real = pdf_layout.extract_page
 
@@ -326,7 +327,7 @@ def test_heading_match_accepts_split_number_but_not_other_number():
 
 
 def test_multi_level_header_is_flattened_into_group_slash_column():
-    from scirag.pdf_layout import _flatten_header
+    from scirag.ingest.pdf.layout import _flatten_header
 
     def w(text, x0, x1, top):
         return {"text": text, "x0": x0, "x1": x1, "top": top, "bottom": top + 9, "size": 9.0, "bold": False}
@@ -340,7 +341,7 @@ def test_multi_level_header_is_flattened_into_group_slash_column():
 
 def test_letter_spaced_decimals_in_a_cell_are_one_number():
     """Reptile's tables set "65.99" as three words; a cell must quote it as printed."""
-    from scirag.pdf_layout import _cells
+    from scirag.ingest.pdf.layout import _cells
 
     def word(text, x0):
         return {"text": text, "x0": x0, "x1": x0 + 6 * len(text), "top": 100, "bottom": 108}

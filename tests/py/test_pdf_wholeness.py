@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from make_pdfs import H, Page, write_pdf
-from scirag.chunk import chunk_document
-from scirag.parse import parse_file
-from scirag.pdf_layout import join_words
+from scirag.ingest.chunk import chunk_document
+from scirag.ingest.parse import parse_file
+from scirag.ingest.pdf.layout import join_words
 
 FILL = "the method reads every page of the paper in order and keeps the"
 
@@ -88,7 +88,7 @@ def test_numbers_stay_whole_and_small_caps_headings_are_sections(tmp_path):
 def test_a_title_stops_before_the_author_block(tmp_path):
     """FlashAttention sets its authors, emails and date in large type right under the
     title: the title must not swallow them, and the names become the authors."""
-    from scirag.pdfmeta import read_pdf_meta
+    from scirag.ingest.pdf.meta import read_pdf_meta
     from test_pdfmeta import make_pdf, paper_page
 
     pdf = make_pdf(
@@ -117,7 +117,7 @@ def test_a_title_stops_before_the_author_block(tmp_path):
 
 
 def test_author_lines_are_told_from_title_lines():
-    from scirag.pdfmeta import _author_block
+    from scirag.ingest.pdf.meta import _author_block
 
     assert _author_block("Tri Dao, Daniel Y. Fu, Stefano Ermon")
     assert _author_block("June 24, 2022") and _author_block("{trid}@cs.stanford.edu")

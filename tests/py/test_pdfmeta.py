@@ -1,4 +1,4 @@
-"""Citation metadata read from generated PDFs (scirag.pdfmeta): title from the largest text,
+"""Citation metadata read from generated PDFs (scirag.ingest.pdf.meta): title from the largest text,
 authors under it, DOI and arXiv id patterns, year; nothing invented when nothing is there."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from make_pdfs import Page, write_pdf
-from scirag.pdfmeta import PdfMeta, read_pdf_meta
+from scirag.ingest.pdf.meta import PdfMeta, read_pdf_meta
 
 
 def make_pdf(path: Path, pages: list[list[tuple]], info: dict | None = None) -> Path:

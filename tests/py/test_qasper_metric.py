@@ -1,4 +1,4 @@
-"""The QASPER Answer F1 as scirag eval qasper computes it (python/loader/scirag/qasper.py):
+"""The QASPER Answer F1 as scirag eval qasper computes it (python/loader/scirag/evaluation/qasper.py):
 normalisation, token F1, yes/no and unanswerable references, the best annotator's
 type, abstention precision/recall and the confidence AUROC."""
 
@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from scirag import qasper
+from scirag.evaluation import qasper
 
 
 def ann(**kw):

@@ -21,12 +21,12 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from scirag import db, routing
-from scirag.doctor import replica_finding, run_doctor
+from scirag.upkeep.doctor import replica_finding, run_doctor
 from scirag.graph.communities import build_communities
 from scirag.graph.extract import run_extract
 from scirag.graph.offline import OfflineExtractor
 from scirag.graph.ontology import load_domain
-from scirag.manifest import read_manifest
+from scirag.ingest.manifest import read_manifest
 
 from conftest import DEMO_MANIFEST, ROOT, write_manifest
 from standby_cluster import start_standby, wait_caught_up
@@ -99,7 +99,7 @@ def new_document(dsn, standby_dsn, tmp_path, embedder):
     """Ingests NEW_TEXT on the primary (as the loader, one transaction) when called;
     returns the primary's WAL position after the commit. Deleted afterwards (and the
     deletion replayed, so later tests see the demo corpus on both nodes)."""
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     def ingest() -> str:
         manifest = write_manifest(

@@ -123,7 +123,7 @@ def test_training_data_assembly_on_a_tiny_sample(tmp_path):
 
 
 def test_trainer_table_text_is_the_benchmarks():
-    from scirag.scitab import table_text
+    from scirag.evaluation.scitab import table_text
 
     data = load_script("reranker_data")
     t = {"caption": "Table 2: scores", "columns": ["[BOLD] A", "B"], "rows": [["[ITALIC] x", 1], ["y", "2"]]}

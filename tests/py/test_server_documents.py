@@ -38,8 +38,8 @@ def test_list_is_scoped_and_counts_license_and_source(server, server_keys, demo_
 
 def test_reader_may_not_delete_or_patch_a_loader_may(server, server_keys, dsn, embedder, restore_corpus):
     from scirag import db
-    from scirag.ingest import Ingester, ingest_entries
-    from scirag.manifest import Entry
+    from scirag.ingest.pipeline import Ingester, ingest_entries
+    from scirag.ingest.manifest import Entry
 
     u = uuid.uuid4().hex[:8]
     with db.connect(dsn, role="scirag_loader") as conn:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from scirag.chunk import chunk_document
+from scirag.ingest.chunk import chunk_document
 from scirag.graph.text import split_units
-from scirag.parse import parse_text
+from scirag.ingest.parse import parse_text
 from scirag_helpers import checks
 from scirag_helpers import text as T
 

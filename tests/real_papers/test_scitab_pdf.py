@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scirag.parse import ParsedDocument, parse_file
+from scirag.ingest.parse import ParsedDocument, parse_file
 
 SHARED_PDF = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pdfs" / "scitab_emnlp2023.pdf"
 NUMBER = re.compile(r"^\d[\d,]*(\.\d+)?%?$")

@@ -127,7 +127,7 @@ def docs_reparse(
     upgrade), keeping their ids and metadata: old chunks and what was derived from them
     go, new ones come, per document in one transaction. The graph is re-extracted by
     the next `scirag graph extract`."""
-    from scirag.ingest import Ingester, ingest_entries
+    from scirag.ingest.pipeline import Ingester, ingest_entries
 
     try:
         with db.connect(dsn or db.default_dsn(), role=db.LOADER_ROLE) as conn:
@@ -171,7 +171,7 @@ def docs_set(
     if authors is not None:
         changes["authors"] = [a.strip() for a in authors.split(";") if a.strip()]
     if license is not None:
-        from scirag.licenses import normalise_license
+        from scirag.ingest.licenses import normalise_license
 
         try:
             changes["license"], hint = normalise_license(license, "--license")

@@ -9,10 +9,11 @@ from typing import List, Optional
 
 import typer
 
-from scirag import db, report
+from scirag import db
+from scirag.evaluation import report
 from scirag.cli_answer import answer_options
 from scirag.cli_options import BenchDsnOption, DsnOption, ExtraOption, LicensesOption, PresetOption
-from scirag.evaluation import print_table
+from scirag.evaluation.runs import print_table
 
 
 ABLATIONS = {
@@ -51,7 +52,7 @@ def eval_beir(
     """Load a BEIR corpus into its own database (once), run its queries through
     scirag.retrieve, store and print nDCG@10, Recall@100 and MRR@10 (document level;
     with -k below 100 the recall is at k)."""
-    from scirag.beir import beir_dsn, load_corpus, run_config
+    from scirag.evaluation.beir import beir_dsn, load_corpus, run_config
 
     target = beir_dsn(dsn, corpus_dir)
     db.echo(f"loading {corpus_dir} (once) into {db.conninfo_to_dict(target).get('dbname')}")
@@ -79,7 +80,7 @@ def eval_scitab(
     dsn: Optional[str] = BenchDsnOption,
 ):
     """Table retrieval on SciTab: find the table each claim is about (hit@1/5/10, MRR)."""
-    from scirag.scitab import load, run_config, scitab_dsn
+    from scirag.evaluation.scitab import load, run_config, scitab_dsn
 
     target = scitab_dsn(dsn)
     load(target, data_dir)
@@ -107,7 +108,7 @@ def eval_pdf(
 ):
     """PDF fidelity against ground truth: tables, section tree, qa_hit5, pages/s and peak memory.
     Loads the folder into its own database (scirag_eval_pdf), replacing what it held."""
-    from scirag.evalpdf import REPORT_COLUMNS, eval_dsn, report_rows, run_eval
+    from scirag.evaluation.pdf import REPORT_COLUMNS, eval_dsn, report_rows, run_eval
 
     result = run_eval(eval_dsn(dsn), folder, engine=engine, profile=profile, reload=not reuse)
     print_table(report_rows(result), REPORT_COLUMNS)
@@ -128,11 +129,11 @@ def _dataset(
 ):
     """(target dsn, questions, origin) for a dataset name. Question files are YAML
     (domain/questions.yaml) or JSONL with acceptable answers; several are one set."""
-    from scirag import evalqa
+    from scirag.evaluation import qa as evalqa
 
     base = dsn or db.default_dsn()
     if dataset == "pubmedqa":
-        from scirag import pubmedqa
+        from scirag.evaluation import pubmedqa
 
         target = pubmedqa.pubmedqa_dsn(dsn)
         qs = pubmedqa.build(target, data or pubmedqa.DATA, limit)
@@ -160,7 +161,7 @@ def eval_retrieval(
     dsn: Optional[str] = DsnOption,
 ):
     """hit@5, hit@10 and MRR per ablation config through scirag.retrieve, stored in eval_runs/eval_results."""
-    from scirag import evalqa
+    from scirag.evaluation import qa as evalqa
 
     target, qs, origin = _dataset(dataset, dsn, questions, data, limit)
     with evalqa.reader_connection(target, licenses) as reader:
@@ -195,7 +196,7 @@ def eval_answer(
 ):
     """Answer every seed question, run the mechanical checks and (with a model
     configured in this shell: SCIRAG_LLM_PROVIDER) the blind two-pass judge; store it all."""
-    from scirag import evalqa
+    from scirag.evaluation import qa as evalqa
     from scirag_helpers.llm import get_llm
 
     target, qs, origin = _dataset(dataset, dsn, questions, data, limit)
@@ -246,7 +247,7 @@ def eval_report(
     base = dsn or db.default_dsn()
     dsns = [base]
     if pubmedqa:
-        from scirag.pubmedqa import DB_NAME
+        from scirag.evaluation.pubmedqa import DB_NAME
 
         if report.existing_databases(base, [DB_NAME]):
             dsns.append(db.with_dbname(base, DB_NAME))
@@ -273,7 +274,7 @@ def eval_qasper(
     normal loader, ask each question scoped to its own paper, and report Answer F1
     (overall and per answer type), abstention precision/recall, evidence recall@5,
     latency and confidence AUROC; the run and one row per question go to the eval tables."""
-    from scirag import qasper
+    from scirag.evaluation import qasper
 
     if split not in ("dev", "train", "test"):
         raise typer.BadParameter(f"--split {split!r}: use dev, train or test")

@@ -10,7 +10,7 @@ import typer
 
 from scirag import db, routing
 from scirag.cli_options import DsnOption
-from scirag.discover import DiscoverError, discover, skipped_summary, write_manifest
+from scirag.ingest.discover import DiscoverError, discover, skipped_summary, write_manifest
 from scirag.hints import unknown_license_warning
 
 
@@ -63,10 +63,10 @@ def ingest(
     read from the file and marked as inferred. A line with the same content and id as a stored
     document corrects its stated metadata. Exit status: 0 when no line failed, 1 when any line
     failed (the others are stored all the same), 2 for a usage error."""
-    from scirag.ingest import Ingester, ingest_entries
-    from scirag.parse_guard import GuardedParser, ParseBudget
+    from scirag.ingest.pipeline import Ingester, ingest_entries
+    from scirag.ingest.parse_guard import GuardedParser, ParseBudget
 
-    from scirag.licenses import normalise_license
+    from scirag.ingest.licenses import normalise_license
 
     try:
         budget = ParseBudget.from_env(parse_seconds, parse_memory_mb)
@@ -80,7 +80,10 @@ def ingest(
     # one guarded parse worker for discovery and for the runs without --jobs workers
     parser = GuardedParser(budget)
     try:
-        found = discover(paths, glob, license, source, allow_outside, reader=parser)
+        # a file's citation fields come from its one parse at ingest; --dry-run and
+        # --manifest-out show them before any parse, so they read them now
+        at_parse = not (dry_run or manifest_out)
+        found = discover(paths, glob, license, source, allow_outside, reader=parser, infer_at_parse=at_parse)
     except (DiscoverError, ValueError) as exc:
         db.echo(f"error: {exc}")
         raise typer.Exit(2) from None

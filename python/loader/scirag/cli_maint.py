@@ -13,10 +13,10 @@ import typer
 from scirag import db, routing
 from scirag.cli_options import DsnOption
 from scirag.crossref import CrossrefClient, RecordedSession
-from scirag.doctor import exit_code, render, replica_finding, run_doctor
-from scirag.enrich import citation_counts, enrich_documents, summary
-from scirag.gc import run_gc
-from scirag.maint import dedupe, exclude_retracted_by_default, reembed_stale, retracted_documents
+from scirag.upkeep.doctor import exit_code, render, replica_finding, run_doctor
+from scirag.upkeep.enrich import citation_counts, enrich_documents, summary
+from scirag.upkeep.gc import run_gc
+from scirag.upkeep.maint import dedupe, exclude_retracted_by_default, reembed_stale, retracted_documents
 
 
 def admin_connect(dsn: Optional[str]) -> psycopg.Connection:

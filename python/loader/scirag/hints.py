@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 
 from scirag import db, routing
-from scirag.manifest import LICENSES as ALL_LICENSES
+from scirag.ingest.licenses import LICENSES as ALL_LICENSES
 
 
 def unknown_license_warning(count: int) -> str | None:

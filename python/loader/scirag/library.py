@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from scirag.manifest import Entry
+from scirag.ingest.manifest import Entry
 
 LIST_SQL = """SELECT d.id AS document_id, d.external_id, d.title, d.authors, d.year, d.doi, d.license::text AS license,
                      d.source, d.retracted, d.parser, d.pages, d.ingested_at,

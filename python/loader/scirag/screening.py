@@ -388,8 +388,8 @@ def evaluate(
 def store(dsn: str, result: dict) -> int:
     """An eval_runs row of kind 'screening' (means) with one eval_results row per seed."""
     from scirag import db
-    from scirag.evalqa import reader_connection
-    from scirag.evaluation import add_results, finish_run, start_run
+    from scirag.evaluation.qa import reader_connection
+    from scirag.evaluation.runs import add_results, finish_run, start_run
 
     config = {"model": result["model"], "seeds": result["seeds"], "priors": "1 included + 1 excluded"}
     with db.connect(dsn, role=db.LOADER_ROLE) as writer, reader_connection(dsn) as reader:

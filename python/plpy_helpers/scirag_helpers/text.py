@@ -1,7 +1,7 @@
 """Text primitives shared by the loader and by PL/Python: sentences, the units a
 chunk body is cut into, word counts, and the title/section prefix of a chunk.
 
-One implementation for every caller: the chunker (python/loader/scirag/chunk.py)
+One implementation for every caller: the chunker (python/loader/scirag/ingest/chunk.py)
 packs and overlaps sentences, the answer checks (checks.py) and the extractive
 answerer quote them, the graph extractor (scirag/graph/text.py) reads relations
 from them, and scirag.text_units (sql/functions/deep_text.sql, PL/Python) hands

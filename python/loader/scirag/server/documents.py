@@ -66,7 +66,7 @@ def add_document_routes(app: FastAPI, caller, narrow_scope, json_response) -> No
     async def patch_document(ref: Annotated[str, PathParam(max_length=256)], body: DocumentPatch, ident: caller):
         changes: dict[str, Any] = body.model_dump(exclude_unset=True)
         if "license" in changes and changes["license"] is not None:
-            from scirag.licenses import normalise_license
+            from scirag.ingest.licenses import normalise_license
 
             try:
                 changes["license"] = normalise_license(changes["license"], "license")[0]

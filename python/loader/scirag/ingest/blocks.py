@@ -6,8 +6,8 @@ which format or PDF engine a document came from. For PDFs, line numbers point in
 the document's extracted text: all blocks' text joined with one blank line between
 blocks ("\\n\\n".join), which DocLines numbers as blocks are added.
 
-parse.py (formats, engine choice) and pdf_layout.py (the default PDF engine) both
-import from here; neither imports the other's private helpers.
+parse.py (formats), pdf/engines.py (engine choice, fallback) and pdf/layout.py
+(the default PDF engine) all import from here; none imports another's private helpers.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ import re
 from dataclasses import dataclass
 
 CELL_SEP = " | "
+
+
+class ParseError(Exception):
+    """A file could not be parsed; the message names the file and the reason."""
 
 
 @dataclass
@@ -35,6 +39,9 @@ class ParsedDocument:
     title: str | None = None
     pages: int | None = None
     partial: str | None = None  # why some pages could not be read (None: the whole file was read)
+    # citation fields (pdf/meta.FIELDS) the engine read in its own pass over the file
+    # (the layout engine: page 1 and the information dictionary); None: not read
+    meta: dict | None = None
 
 
 class DocLines:

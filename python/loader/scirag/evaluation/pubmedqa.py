@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from scirag import db
-from scirag.evalqa import Question
+from scirag.evaluation.qa import Question
 
 DATA = Path(os.environ.get("SCIRAG_PUBMEDQA", "/work/shared/data/pubmedqa/pqal_dev.json"))
 DB_NAME = "scirag_pubmedqa"
@@ -102,7 +102,7 @@ def build(dsn: str, path: Path = DATA, limit: int | None = None) -> list[Questio
         conn.commit()
         if done:
             return questions(items)
-        from scirag.ingest import Ingester, ingest_manifest
+        from scirag.ingest.pipeline import Ingester, ingest_manifest
 
         folder = Path(tempfile.gettempdir()) / f"scirag-pubmedqa-{tag}"
         folder.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-LICENSES = ("public", "open_commercial", "open_noncommercial", "restricted", "unknown")
+from scirag.ingest.licenses import LICENSES, normalise_license
 
 
 class ManifestError(ValueError):
@@ -92,6 +92,9 @@ class Entry:
     stated: frozenset = frozenset()
     inferred: list[str] = field(default_factory=list)
     base: Path | None = None
+    # the fields above the file may state are still to be read, by its parse at ingest
+    # (discover(infer_at_parse=True)): one pass over the file for content and metadata
+    infer_at_parse: bool = False
 
 
 def parse_entry(raw: str, line_no: int, base: Path, allow_outside: bool = False) -> Entry:
@@ -136,9 +139,7 @@ def _entry(obj: dict, ident: str, line_no: int, where: str, base: Path, allow_ou
         raise ManifestError(f"{where}: give exactly one of 'path' or 'text'")
     license_ = obj.get("license") or "unknown"  # nobody said otherwise means unknown
     if license_ not in LICENSES:
-        from scirag.licenses import normalise_license  # any case; CC names (issue 25)
-
-        try:
+        try:  # any case; CC names (issue 25)
             license_ = normalise_license(license_, "license")[0]
         except ValueError as exc:
             raise ManifestError(f"{where}: {exc}") from None

@@ -22,7 +22,7 @@ from pathlib import Path
 from scirag import db
 from scirag_helpers import checks
 
-from scirag.qasper_data import (  # noqa: F401  (the metric and the data, re-exported)
+from scirag.evaluation.qasper_data import (  # noqa: F401  (the metric and the data, re-exported)
     TYPES,
     UNANSWERABLE,
     Item,
@@ -75,7 +75,7 @@ def qasper_dsn(dsn: str | None, split: str) -> str:
 def build(dsn: str, papers: dict[str, str]) -> None:
     """Loads the papers through the normal loader (once per paper set; progress on
     stderr). A rerun with more papers ingests only the ones missing."""
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     lines = manifest_lines(papers)
     db.init_db(dsn)
@@ -130,7 +130,7 @@ def ask_all(
     every: int = 50,
 ) -> list[dict]:
     """Every question as a reader scoped to its own paper; one row per question."""
-    from scirag.evalqa import reader_connection
+    from scirag.evaluation.qa import reader_connection
 
     opts = {**options, "include_content": True}
     rows = []
@@ -223,8 +223,8 @@ def summarize(rows: list[dict], right_at: float = 0.5) -> dict:
 
 def store(dsn: str, split: str, config_name: str, options: dict, rows: list[dict], summary: dict) -> int:
     """One eval run (kind answer, dataset qasper) with a row per question."""
-    from scirag.evalqa import reader_connection
-    from scirag.evaluation import start_run
+    from scirag.evaluation.qa import reader_connection
+    from scirag.evaluation.runs import start_run
 
     with db.connect(dsn, role=db.LOADER_ROLE) as writer, reader_connection(dsn) as reader:
         run_id = start_run(writer, reader, "answer", "qasper", split, config_name, {"answer_options": options})

@@ -1,6 +1,6 @@
 """The 'layout' PDF engine: pdfplumber's text layer read as a scientific paper.
 
-The generic pdfplumber path (parse._parse_pdf_pdfplumber) only sees words and
+The generic pdfplumber path (engines._parse_pdf_pdfplumber) only sees words and
 rulings.  Papers state more than that, and this engine uses it:
 
 * font size and weight: body text size is the most common size; headings are
@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
+from ..blocks import CELL_SEP, Block, DocLines, ParsedDocument, clean_pdf_title
 
 log = logging.getLogger(__name__)
 
@@ -165,15 +165,16 @@ def extract_page(page, number: int) -> PageData:
     return PageData(number, float(page.width), float(page.height), words, sorted(rules, key=lambda r: r[1]))
 
 
-def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
-    """(pages, title from metadata, page count, partial reason).
+def extract(path: Path, meta: dict | None = None) -> tuple[list[PageData], str | None, int, str | None]:
+    """(pages, title from metadata, page count, partial reason); meta, when given, takes
+    the citation fields of page 1 (pdf/meta.py) read in the same open.
 
     A file cut short (no %%EOF at its end) that no reader opens is repaired
     from the objects before the cut (pdf_repair) and reported as partial."""
     try:
-        return _extract(str(path))
+        return _extract(str(path), meta)
     except Exception:
-        from .pdf_repair import looks_truncated, repair_truncated
+        from .repair import looks_truncated, repair_truncated
 
         data = Path(path).read_bytes()
         repaired = repair_truncated(data) if looks_truncated(data) else None
@@ -187,13 +188,17 @@ def extract(path: Path) -> tuple[list[PageData], str | None, int, str | None]:
         return pages, title, total, reason + (f"; {partial}" if partial else "")
 
 
-def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
+def _extract(source, meta: dict | None = None) -> tuple[list[PageData], str | None, int, str | None]:
     import pdfplumber
 
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     pages: list[PageData] = []
     failed: list[str] = []
     with pdfplumber.open(source) as pdf:
+        if meta is not None:
+            from .meta import fields_of_open
+
+            meta.update(fields_of_open(pdf))
         total = len(pdf.pages)
         for number, page in enumerate(pdf.pages, start=1):
             try:
@@ -211,8 +216,10 @@ def _extract(source) -> tuple[list[PageData], str | None, int, str | None]:
 
 
 def parse_pdf_layout(path: Path) -> ParsedDocument:
-    pages, title, total, partial = extract(path)
+    meta: dict = {}
+    pages, title, total, partial = extract(path, meta)
     doc = layout(pages)
+    doc.meta = meta
     doc.title = doc.title or title
     doc.pages = total
     doc.partial = partial

@@ -29,8 +29,8 @@ import yaml
 from psycopg import sql
 
 from scirag import db
-from scirag.evaluation import add_results, finish_run, start_run
-from scirag.metrics import dedupe, hit_at, mrr, percentile
+from scirag.evaluation.runs import add_results, finish_run, start_run
+from scirag.evaluation.metrics import dedupe, hit_at, mrr, percentile
 from scirag_helpers import checks, judge, prompts
 from scirag_helpers.answer import llm_label
 

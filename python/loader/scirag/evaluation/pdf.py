@@ -334,14 +334,14 @@ def load_folder(dsn: str, folder: Path, engine: str, target_tokens: int, overlap
     import time
 
     from scirag import db
-    from scirag.ingest import Ingester, ingest_manifest
+    from scirag.ingest.pipeline import Ingester, ingest_manifest
 
     db.init_db(dsn)
     with db.connect(dsn) as admin:
         # The database is this command's own: a new parse replaces the last one.
         admin.execute("DELETE FROM scirag.documents")
         admin.commit()
-    import scirag.ingest as ingest_module
+    import scirag.ingest.pipeline as ingest_module
 
     # The PDF path alone (parse + chunk) on the CPU clock of the loading thread:
     # the steadier figure when other work shares the machine; embedding and
@@ -362,6 +362,7 @@ def load_folder(dsn: str, folder: Path, engine: str, target_tokens: int, overlap
 
     with db.connect(dsn, role=db.LOADER_ROLE) as conn:
         ingester = Ingester(conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens)
+        ingester.embedder  # noqa: B018  (the model loads before the clock starts, as it always did)
         started, cpu = time.monotonic(), _cpu_seconds()
         ingest_module.chunk_document = timed(real_chunk)
         try:
@@ -425,9 +426,9 @@ def run_eval(
     import os
 
     from scirag import db
-    from scirag.evalqa import reader_connection
-    from scirag.evaluation import add_results, finish_run, start_run
-    from scirag.parse import PDF_ENGINE_ENV, pdf_engine_name
+    from scirag.evaluation.qa import reader_connection
+    from scirag.evaluation.runs import add_results, finish_run, start_run
+    from scirag.ingest.pdf.engines import PDF_ENGINE_ENV, pdf_engine_name
 
     folder = Path(folder)
     gt = load_ground_truth(folder)

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from scirag import db
-from scirag.evaluation import add_results, finish_run, start_run
-from scirag.ingest import Ingester
-from scirag.manifest import Entry
-from scirag.metrics import dedupe, mrr, ndcg_at, percentile, recall_at
+from scirag.evaluation.runs import add_results, finish_run, start_run
+from scirag.ingest.pipeline import Ingester
+from scirag.ingest.manifest import Entry
+from scirag.evaluation.metrics import dedupe, mrr, ndcg_at, percentile, recall_at
 
 
 def corpus_tag(corpus_dir: Path) -> str:
@@ -64,7 +64,7 @@ def load_documents(dsn: str, tag: str, entries) -> None:
         ingester = Ingester(conn)
         run_id = conn.execute(
             "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
-            (tag, ingester.embedder.version),
+            (tag, ingester.embedding_version),
         ).fetchone()[0]
         conn.commit()
         counts = {"added": 0, "duplicate": 0, "failed": 0}

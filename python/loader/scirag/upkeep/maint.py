@@ -8,7 +8,7 @@ from typing import Callable
 import psycopg
 from psycopg import sql
 
-from scirag.doctor import configured_embedding_version, duplicate_groups
+from scirag.upkeep.doctor import configured_embedding_version, duplicate_groups
 
 
 def reembed_stale(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from scirag.doctor import GRAPH_GARBAGE, keyword_drift, postings_sql
+from scirag.upkeep.doctor import GRAPH_GARBAGE, keyword_drift, postings_sql
 
 
 @dataclass

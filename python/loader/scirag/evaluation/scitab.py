@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from scirag import db
-from scirag.beir import load_documents
-from scirag.evaluation import add_results, finish_run, start_run
-from scirag.manifest import Entry
-from scirag.metrics import dedupe, hit_at, mrr, percentile
+from scirag.evaluation.beir import load_documents
+from scirag.evaluation.runs import add_results, finish_run, start_run
+from scirag.ingest.manifest import Entry
+from scirag.evaluation.metrics import dedupe, hit_at, mrr, percentile
 
 
 def scitab_dsn(dsn: str | None) -> str:

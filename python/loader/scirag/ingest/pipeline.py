@@ -1,4 +1,8 @@
-"""parse -> chunk -> classify license -> deduplicate -> embed -> store (one transaction)."""
+"""parse -> chunk -> classify license -> deduplicate -> embed -> store (one transaction).
+
+With ``jobs > 1`` (``scirag ingest --jobs N``) worker processes parse, chunk and embed
+each document (parse_chunk_embed, one embedding model per worker) ahead of the main
+process, which deduplicates and stores in order; the main process then loads no model."""
 
 from __future__ import annotations
 
@@ -10,12 +14,13 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from scirag.chunk import chunk_document, content_hash
+from scirag.ingest.chunk import chunk_document, content_hash
+from scirag.ingest.discover import fill_from_file
 from scirag.db import echo
-from scirag.manifest import Entry, ManifestError, read_manifest
-from scirag.parse import ParseError
-from scirag.parse_guard import GuardedParser, ParseBudget
-from scirag_helpers.embedder import Embedder, EmbeddingError, to_pgvector
+from scirag.ingest.manifest import Entry, ManifestError, read_manifest
+from scirag.ingest.parse import ParseError
+from scirag.ingest.parse_guard import GuardedParser, ParseBudget
+from scirag_helpers.embedder import VERSION as EMBEDDING_VERSION, Embedder, EmbeddingError, to_pgvector
 
 CHUNK_COLUMNS = (
     "document_id",
@@ -55,6 +60,7 @@ class Outcome:
 
 
 _WORKER_PARSER: GuardedParser | None = None  # a --jobs worker process's own guarded parser
+_WORKER_EMBEDDER: Embedder | None = None  # and its own embedding model
 
 
 def parse_and_chunk(
@@ -64,20 +70,47 @@ def parse_and_chunk(
     parser: GuardedParser | None = None,
     budget: ParseBudget | None = None,
 ):
-    """(parsed document, chunks) of one entry: the CPU-bound part of ingestion, run in
-    parse workers (`scirag ingest --jobs`) while the main process embeds and stores.
+    """(parsed document, chunks, entry) of one entry: the CPU-bound part of ingestion, run
+    in parse workers (`scirag ingest --jobs`) while the main process embeds and stores.
     Every parse goes through a GuardedParser (a time and memory budget per document):
-    the caller's, or in a --jobs worker process one of its own with ``budget``."""
+    the caller's, or in a --jobs worker process one of its own with ``budget``.
+    An entry whose citation fields are still to be read from its file
+    (entry.infer_at_parse) gets them from this same parse: the entry returned is a
+    copy with them filled in (the title heads the chunks, so before chunking)."""
     global _WORKER_PARSER
     if parser is None:
         if _WORKER_PARSER is None:
             _WORKER_PARSER = GuardedParser(budget)
         parser = _WORKER_PARSER
     if entry.path is not None:
-        doc = parser.parse_file(entry.path)
+        doc = parser.parse_file(entry.path, meta=entry.infer_at_parse)
     else:
         doc = parser.parse_text(entry.text, fmt=entry.fmt, name=entry.id)
-    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens)
+    if entry.infer_at_parse:
+        entry = fill_from_file(replace(entry, inferred=list(entry.inferred)), found=doc.meta or {})
+    return doc, chunk_document(doc, entry.title, target_tokens, overlap_tokens), entry
+
+
+def embed_leaves(embedder, chunks) -> dict:
+    """{ordinal: vector} for the chunks that are embedded (all but section parents)."""
+    leaves = [c for c in chunks if c.kind != "section"]
+    return dict(zip((c.ordinal for c in leaves), embedder.embed([c.content for c in leaves])))
+
+
+def parse_chunk_embed(entry: Entry, target_tokens: int, overlap_tokens: int, budget: ParseBudget, dim: int | None):
+    """(document, chunks, entry, vectors) of one entry, made in a --jobs worker process:
+    parse_and_chunk, then the leaves embedded by the worker's own model (one thread:
+    the workers share the cores) for a column of dim dimensions. The main process
+    stores the vectors as they come, so it never loads the model. vectors is None for
+    dim None (the main process embeds) and for a document without usable text (the
+    main process fails it)."""
+    global _WORKER_EMBEDDER
+    doc, chunks, entry = parse_and_chunk(entry, target_tokens, overlap_tokens, None, budget)
+    if dim is None or not any(c.kind != "section" for c in chunks):
+        return doc, chunks, entry, None
+    if _WORKER_EMBEDDER is None:
+        _WORKER_EMBEDDER = Embedder(threads=1, expected_dim=dim)
+    return doc, chunks, entry, embed_leaves(_WORKER_EMBEDDER, chunks)
 
 
 class Ingester:
@@ -92,9 +125,12 @@ class Ingester:
         replace: bool = False,
     ):
         """replace: a line whose id is stored with other content replaces that document's
-        content in place (same document id), instead of failing."""
+        content in place (same document id), instead of failing. embedder: the model to
+        embed with; by default scirag's own, loaded when first needed (with --jobs
+        workers, which embed with the same model, never in this process)."""
         self.conn = conn
-        self.embedder = embedder or Embedder(threads=2, expected_dim=self._column_dim())
+        self._embedder = embedder
+        self.embedding_version = embedder.version if embedder is not None else EMBEDDING_VERSION
         self.target_tokens, self.overlap_tokens = target_tokens, overlap_tokens
         # every document is parsed in a worker process within a time and memory budget
         self.parser = parser or GuardedParser(budget)
@@ -104,12 +140,30 @@ class Ingester:
         """Ends the parse worker (it also ends by itself when this process exits)."""
         self.parser.close()
 
-    def _column_dim(self) -> int:
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = Embedder(threads=2, expected_dim=self.column_dim())
+        return self._embedder
+
+    @property
+    def workers_embed(self) -> bool:
+        """--jobs workers embed only with scirag's own model (a caller's embedder stays here)."""
+        return self.embedding_version == EMBEDDING_VERSION and (
+            self._embedder is None or type(self._embedder) is Embedder
+        )
+
+    def column_dim(self) -> int:
+        """The dimension of the database's embedding column (what the model must return)."""
         return int(self.conn.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'").fetchone()[0])
 
     def ingest_entry(self, entry: Entry, run_id: int, base: Path | None = None, parsed=None) -> Outcome:
-        """parsed: (document, chunks) already made by a parse worker (parse_and_chunk)."""
-        doc, chunks = parsed or parse_and_chunk(entry, self.target_tokens, self.overlap_tokens, self.parser)
+        """parsed: (document, chunks, entry, vectors or None) already made by a worker
+        (parse_chunk_embed, or parse_and_chunk with no vectors)."""
+        doc, chunks, entry, vectors = parsed or (
+            *parse_and_chunk(entry, self.target_tokens, self.overlap_tokens, self.parser),
+            None,
+        )
         if not any(c.kind != "section" for c in chunks):
             return Outcome("failed", "no usable text after parsing and chunking")
         digest = content_hash(chunks)
@@ -129,7 +183,8 @@ class Ingester:
                 f"id '{entry.id}' is already used by a document with different content "
                 "(a new version? pass --replace to replace it, keeping its document id)",
             )
-        vectors = self._embed(chunks)
+        if vectors is None:
+            vectors = embed_leaves(self.embedder, chunks)
         if taken:
             return self._replace(taken[0], entry, doc, chunks, vectors, digest, run_id, base)
         try:
@@ -163,10 +218,6 @@ class Ingester:
             return Outcome("duplicate", "stored concurrently by another run")
         # A damaged file whose readable pages were stored says so in the report row.
         return Outcome("added", f"partial: {doc.partial}" if doc.partial else None, doc_id, len(chunks))
-
-    def _embed(self, chunks) -> dict:
-        leaves = [c for c in chunks if c.kind != "section"]
-        return dict(zip((c.ordinal for c in leaves), self.embedder.embed([c.content for c in leaves])))
 
     def _same(self, entry: Entry, doc_id: int, external_id: str, stored: str) -> Outcome:
         """The same content under the same id: the line's stated citation fields that
@@ -273,7 +324,7 @@ class Ingester:
                     entry.license,
                     entry.source,
                     to_pgvector(vec) if vec is not None else None,
-                    self.embedder.version if vec is not None else None,
+                    self.embedding_version if vec is not None else None,
                     c.is_reference,
                     c.body.replace("\x00", ""),
                 )
@@ -362,12 +413,12 @@ def ingest_entries(
     path, or the paths given to `scirag ingest`); base: the folder source paths are
     shown relative to, for entries that carry no base of their own. skip_unchanged: a
     file stored before and unchanged since (size, mtime, SHA-256) is not parsed again.
-    jobs > 1: documents are parsed and chunked by that many worker processes, ahead of
-    the main process, which embeds and stores them in order (one report row each)."""
+    jobs > 1: documents are parsed, chunked and embedded by that many worker processes,
+    ahead of the main process, which stores them in order (one report row each)."""
     ingester = ingester or Ingester(conn)
     run_id = conn.execute(
         "INSERT INTO scirag.ingest_runs (manifest, embedding_version) VALUES (%s, %s) RETURNING id",
-        (_report_text(label), ingester.embedder.version),
+        (_report_text(label), ingester.embedding_version),
     ).fetchone()[0]
     conn.commit()
     counts = {status: 0 for status in STATUSES}
@@ -380,12 +431,13 @@ def ingest_entries(
         if skip_unchanged and sig and isinstance(entry, Entry):
             same = unchanged_since_stored(conn, entry, path, sig)
         plan.append((line_no, entry, path, sig, same))
-    pool, futures = None, {}
+    pool, futures, dim = None, {}, None
     if jobs > 1:
         import concurrent.futures
         import multiprocessing
 
         pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+        dim = ingester.column_dim() if ingester.workers_embed else None  # None: this process embeds
     run_started = time.monotonic()
 
     def submit_ahead(k: int) -> None:
@@ -397,12 +449,12 @@ def ingest_entries(
             over = isinstance(entry, Entry) and str(entry.path) in ingester.parser.exceeded
             if pool is not None and j not in futures and isinstance(entry, Entry) and same is None and not over:
                 futures[j] = pool.submit(
-                    parse_and_chunk,
+                    parse_chunk_embed,
                     entry,
                     ingester.target_tokens,
                     ingester.overlap_tokens,
-                    None,
                     ingester.parser.budget,
+                    dim,
                 )
 
     try:

@@ -14,8 +14,10 @@ Crossref enrichment overrides it later.
 - doi: a DOI printed on page 1 or in the metadata; else the arXiv DOI of the arXiv id;
 - year: the date of the arXiv stamp, else a copyright year, else the arXiv id's YYMM.
 
-This module reads page 1 on its own (pdfplumber) instead of going through parse.py:
-it needs character sizes and positions, which the block model does not keep.
+It needs character sizes and positions, which the block model does not keep: the
+layout engine reads them from page 1 while it has the file open (``fields_of_open``),
+so a PDF is opened once for its content and its metadata; ``read_pdf_meta`` opens a
+file on its own (the other engines, and discovery for --dry-run / --manifest-out).
 """
 
 from __future__ import annotations
@@ -107,14 +109,29 @@ def read_pdf_meta(path: Path) -> PdfMeta:
         import pdfplumber
 
         with pdfplumber.open(str(path)) as pdf:
-            info = {k: v for k, v in (pdf.metadata or {}).items() if isinstance(v, str)}
-            if not pdf.pages:
-                return PdfMeta()
-            page = pdf.pages[0]
-            chars = list(page.chars)
+            chars, info = _first_page(pdf)
     except Exception:  # a PDF we cannot open has no metadata; parse.py names the error
         return PdfMeta()
-    return meta_from_chars(chars, info)
+    return meta_from_chars(chars, info) if chars is not None else PdfMeta()
+
+
+def _first_page(pdf) -> tuple[list[dict] | None, dict]:
+    """(page 1's characters, or None for a PDF without pages; the information dictionary's strings)."""
+    info = {k: v for k, v in (pdf.metadata or {}).items() if isinstance(v, str)}
+    if not pdf.pages:
+        return None, info
+    return list(pdf.pages[0].chars), info
+
+
+def fields_of_open(pdf) -> dict:
+    """read_pdf_meta's fields ({name: value}, the ones found) from a file pdfplumber has
+    open; {} when they cannot be read. Never raises: metadata must not fail a parse."""
+    try:
+        chars, info = _first_page(pdf)
+        meta = meta_from_chars(chars, info) if chars is not None else PdfMeta()
+    except Exception:
+        return {}
+    return {f: getattr(meta, f) for f in meta.found()}
 
 
 def meta_from_chars(chars: list[dict], info: dict | None = None) -> PdfMeta:

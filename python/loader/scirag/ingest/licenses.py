@@ -1,17 +1,18 @@
 """License names a user may type, mapped to scirag's license classes (issue 25).
 
-scirag files every document under one of five classes (manifest.LICENSES). People
-write licenses as they know them: "CC-BY", "cc0", "Open_Commercial". Class names are
-matched case-insensitively; the common Creative Commons names map to the class whose
-terms they grant, and the caller is told which class was taken. A license whose terms
-no class matches exactly (no-derivatives) is refused with the choice spelled out.
+scirag files every document under one of five classes (LICENSES: the values the
+database's scirag.license_class domain allows). People write licenses as they know
+them: "CC-BY", "cc0", "Open_Commercial". Class names are matched case-insensitively;
+the common Creative Commons names map to the class whose terms they grant, and the
+caller is told which class was taken. A license whose terms no class matches exactly
+(no-derivatives) is refused with the choice spelled out.
 """
 
 from __future__ import annotations
 
 import re
 
-from scirag.manifest import LICENSES
+LICENSES = ("public", "open_commercial", "open_noncommercial", "restricted", "unknown")
 
 # Creative Commons names (any case, "-", "_" or " " between parts, optional version).
 COMMON = {

@@ -3,7 +3,7 @@ with a memory limit (RLIMIT_AS) and a wall-clock limit that kills it, so a hosti
 file (a deflate bomb, a pathological content stream) costs at most its budget and
 becomes a failed report row; the run goes on with a fresh worker.
 
-The worker is one long-lived child (``python -m scirag.parse_guard``), reused from
+The worker is one long-lived child (``python -m scirag.ingest.parse_guard``), reused from
 document to document, so the price of a process start is paid once per run and
 again only after a kill. Requests and results travel as length-prefixed pickles
 over its stdin and stdout. Inside the worker, every zlib stream pdfminer inflates is
@@ -24,10 +24,11 @@ import subprocess
 import sys
 import time
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from scirag.parse import ParseError, ParsedDocument
+from scirag.ingest.parse import ParseError, ParsedDocument
 
 DEFAULT_SECONDS = 300.0
 DEFAULT_MEMORY_MB = 2048
@@ -103,12 +104,13 @@ class GuardedParser:
         self._proc: subprocess.Popen | None = None
         self.exceeded: dict[str, str] = {}  # path -> why its budget ran out
         self.cpu_seconds = 0.0  # CPU the worker spent on the requests answered
+        self.requests: Counter = Counter()  # requests sent, by kind ('file', 'meta', 'text')
 
     # -- the worker ---------------------------------------------------------
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "scirag.parse_guard", str(self.budget.memory_mb)],
+                [sys.executable, "-m", "scirag.ingest.parse_guard", str(self.budget.memory_mb)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
@@ -144,6 +146,7 @@ class GuardedParser:
     # -- one document -------------------------------------------------------
     def _call(self, name: str, request: tuple) -> ParsedDocument:
         proc = self._start()
+        self.requests[request[0]] += 1
         deadline = time.monotonic() + self.budget.seconds
         try:
             _write(proc.stdin, request)
@@ -172,14 +175,16 @@ class GuardedParser:
             raise BudgetExceeded(f"{name}: parse budget exceeded: more than {self.budget.memory_mb} MB of memory")
         raise ParseError(payload)
 
-    def parse_file(self, path) -> ParsedDocument:
+    def parse_file(self, path, meta: bool = False) -> ParsedDocument:
+        """meta: the document's .meta holds the citation fields the file states
+        (scirag.ingest.discover.read_file_metadata), read in the same parse."""
         key = str(path)
         if key in self.exceeded:  # its metadata read used up the budget already
             raise BudgetExceeded(self.exceeded[key])
-        return self._call(key, ("file", key))
+        return self._call(key, ("file", key, meta))
 
     def metadata(self, path) -> dict:
-        """scirag.discover.read_file_metadata(path) within the budget; {} when it fails
+        """scirag.ingest.discover.read_file_metadata(path) within the budget; {} when it fails
         (a file over its budget is remembered and fails its parse at once)."""
         key = str(path)
         try:
@@ -226,6 +231,21 @@ def _capped_zlib():
     return Capped
 
 
+def _answer(request: tuple):
+    """What one request asks for: ("file", path, with_meta), ("meta", path) or ("text", text, fmt, name)."""
+    from scirag.ingest import parse
+    from scirag.ingest.discover import read_file_metadata
+
+    if request[0] == "file":
+        value = parse.parse_file(request[1])
+        if request[2]:  # the citation fields, from this same parse (discover.read_file_metadata)
+            value.meta = read_file_metadata(Path(request[1]), value)
+        return value
+    if request[0] == "meta":
+        return read_file_metadata(Path(request[1]))
+    return parse.parse_text(*request[1:])
+
+
 def _serve(memory_mb: int) -> None:
     import resource
 
@@ -238,7 +258,7 @@ def _serve(memory_mb: int) -> None:
         pdftypes.zlib = capped
     except ImportError:
         pass
-    from scirag import parse
+    from scirag.ingest import parse  # noqa: F401  (imported once, before the first request)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
     rfd = sys.stdin.buffer
@@ -253,14 +273,7 @@ def _serve(memory_mb: int) -> None:
         name = request[1] if request[0] in ("file", "meta") else request[3]
         try:
             cpu = time.process_time()
-            if request[0] == "file":
-                value = parse.parse_file(request[1])
-            elif request[0] == "meta":
-                from scirag.discover import read_file_metadata
-
-                value = read_file_metadata(Path(request[1]))
-            else:
-                value = parse.parse_text(*request[1:])
+            value = _answer(request)
             if capped.hits and isinstance(value, ParsedDocument):
                 # what could be read is kept, and the report row says what was not
                 value.partial = "; ".join(x for x in (value.partial, INFLATE_MESSAGE) if x)

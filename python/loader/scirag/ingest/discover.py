@@ -6,8 +6,9 @@ ingestion has one loop whatever the input. Rights and identity follow one rule:
 - a manifest line states the rights (license, source) of its document; the command's
   --license/--source apply only to files that no manifest line names;
 - citation fields a manifest line leaves out (title, authors, year, doi, arxiv_id) are
-  read from the file (PDF: pdfmeta; Markdown/HTML: the parser's title) and listed in
-  ``Entry.inferred`` so the database marks them as guesses (documents.metadata_inferred).
+  read from the file (PDF: pdf/meta.py; Markdown/HTML: the parser's title) and listed in
+  ``Entry.inferred`` so the database marks them as guesses (documents.metadata_inferred);
+  with ``infer_at_parse`` by the file's one parse at ingest (pipeline.parse_and_chunk).
 
 Line numbers are positions in the inferred manifest (what --manifest-out writes), so a
 report row points at the line that produced it.
@@ -21,8 +22,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scirag.manifest import (
-    LICENSES,
+from scirag.ingest.licenses import LICENSES
+from scirag.ingest.manifest import (
     Entry,
     ManifestError,
     _bad_text,
@@ -67,8 +68,12 @@ def discover(
     allow_outside: bool = False,
     infer: bool = True,
     reader=None,
+    infer_at_parse: bool = False,
 ) -> Discovery:
-    """Entries for every manifest line and every document file under paths (see module doc)."""
+    """Entries for every manifest line and every document file under paths (see module doc).
+    infer_at_parse: the citation fields of a file are read by its parse at ingest
+    (parse_and_chunk), not now: the file is read once. Without it they are read now,
+    for --dry-run and --manifest-out, which show them before anything is parsed."""
     if license is not None and license not in LICENSES:
         raise DiscoverError(f"--license '{license}' is not one of {', '.join(LICENSES)}")
     if source is not None and not source.strip():
@@ -147,7 +152,9 @@ def discover(
     for i, item in enumerate(found.items, 1):
         if isinstance(item, Entry):
             item.line_no = i
-            if infer:
+            if infer and infer_at_parse and item.path is not None:
+                item.infer_at_parse = True
+            elif infer:
                 fill_from_file(item, reader)
     if not found.items:
         raise DiscoverError(
@@ -217,21 +224,25 @@ def _unique_ids(items: list) -> None:
         taken[ident] = str(item.path)
 
 
-def read_file_metadata(path: Path) -> dict:
+def read_file_metadata(path: Path, doc=None) -> dict:
     """Citation fields a file states (a PDF's first page and info, a Markdown or HTML
-    title); {} when it cannot be read (the parser reports that)."""
+    title); {} when it cannot be read (the parser reports that). doc: the file's
+    ParsedDocument when it was parsed already, so the file is not read a second time
+    (the layout engine read the PDF fields in its pass; Markdown and HTML state the title)."""
     suffix = path.suffix.lower()
     found: dict = {}
-    if suffix == ".pdf":
-        from scirag.pdfmeta import read_pdf_meta
+    if suffix == ".pdf" and doc is not None and doc.meta is not None:
+        found = {f: doc.meta[f] for f in METADATA_FIELDS if doc.meta.get(f)}
+    elif suffix == ".pdf":  # an engine that does not read them (pypdf, pdfplumber, docling)
+        from scirag.ingest.pdf.meta import read_pdf_meta
 
         meta = read_pdf_meta(path)
         found = {f: getattr(meta, f) for f in METADATA_FIELDS if getattr(meta, f)}
     elif suffix in (".md", ".markdown", ".html", ".htm"):
-        from scirag.parse import ParseError, parse_file
+        from scirag.ingest.parse import ParseError, parse_file
 
         try:
-            title = parse_file(path).title
+            title = (doc or parse_file(path)).title
         except (ParseError, OSError):
             title = None
         if title:
@@ -239,16 +250,19 @@ def read_file_metadata(path: Path) -> dict:
     return found
 
 
-def fill_from_file(entry: Entry, reader=None) -> Entry:
+def fill_from_file(entry: Entry, reader=None, found: dict | None = None) -> Entry:
     """Citation fields the manifest did not state, read from the file; each one taken is
     listed in entry.inferred. A file that cannot be read is left for the parser to report.
-    ``reader`` (a scirag.parse_guard.GuardedParser) reads the file within the parse
-    budget, in its worker process."""
+    ``reader`` (a scirag.ingest.parse_guard.GuardedParser) reads the file within the parse
+    budget, in its worker process; ``found``: the fields the file's parse read already
+    (ParsedDocument.meta), so the file is not read again."""
+    entry.infer_at_parse = False
     if entry.path is None:
         if "title" not in entry.stated and "title" not in entry.inferred:
             entry.inferred.append("title")  # the manifest's fallback: the id
         return entry
-    found = reader.metadata(entry.path) if reader is not None else read_file_metadata(entry.path)
+    if found is None:
+        found = reader.metadata(entry.path) if reader is not None else read_file_metadata(entry.path)
     for name in METADATA_FIELDS:
         if name in entry.stated or name not in found:
             continue
