@@ -34,7 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python" / d) for d in ("loader", "plpy_helpers")]
 
-from scirag import db, qasper  # noqa: E402
+from scirag import db  # noqa: E402
+from scirag.evaluation import qasper  # noqa: E402
 from scirag_helpers import embedder as embedder_mod  # noqa: E402
 
 SEED = 13

@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from make_pdfs import Page, write_pdf
-from scirag.chunk import chunk_document
-from scirag.parse import parse_file
-from scirag.pdf_layout import PageData, extract_page, join_words, layout
+from scirag.ingest.chunk import chunk_document
+from scirag.ingest.parse import parse_file
+from scirag.ingest.pdf.layout import PageData, extract_page, join_words, layout
 
 BODY = "the method reads every page of the paper in order and keeps each"
 
@@ -246,7 +246,7 @@ def test_a_title_stops_where_the_author_block_starts(tmp_path):
     """The authors and their institute set large (at least 1.25x the body, as a subtitle
     may be), without commas, marks, e-mails or a date: only their distance from the
     title tells them apart. A subtitle set as close as the title's own lines stays."""
-    from scirag.pdfmeta import read_pdf_meta
+    from scirag.ingest.pdf.meta import read_pdf_meta
 
     def page(lines):
         p = Page()
