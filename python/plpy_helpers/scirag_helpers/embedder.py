@@ -63,7 +63,7 @@ def load_adapter(folder: Path = ADAPTER_DIR, dim: int = DIM) -> np.ndarray:
 
 class Embedder:
     """Loads the model once; ``embed`` returns unit-length float32 rows (documents),
-    ``embed_query`` the same for questions, adapted when an adapter is given."""
+    ``embed_query`` the same for questions, through the query adapter when ``adapted``."""
 
     def __init__(self, threads: int = 1, expected_dim: int = DIM):
         import onnxruntime as ort
