@@ -41,7 +41,6 @@ AREAS_OF_MODULES = {
     "test_hyde_prf": "retrieval",
     "test_profile_weights": "retrieval",
     "test_embedder": "retrieval",
-    "test_query_adapter": "retrieval",
     "test_text": "retrieval",
     "test_library": "library",
     "test_parse": "library",
