@@ -16,7 +16,6 @@ figures it prints and stores in the model file. numpy only; deterministic.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import random
 import sys
@@ -109,13 +108,7 @@ def names_of(feats: list[dict]) -> list[str]:
 
 def gold_recall(sentence: str, golds: list[str]) -> float:
     """How much of the best annotator's answer a sentence holds (token recall)."""
-    have = collections.Counter(qasper.normalize_answer(sentence).split())
-    best = 0.0
-    for g in golds:
-        ref = collections.Counter(qasper.normalize_answer(g).split())
-        if ref:
-            best = max(best, sum((ref & have).values()) / sum(ref.values()))
-    return best
+    return max((qasper.token_recall(sentence, g) for g in golds), default=0.0)
 
 
 def fitted(feats: list[dict], y: list[float], how) -> dict:

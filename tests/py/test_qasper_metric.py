@@ -100,6 +100,31 @@ def test_summary_abstention_and_auroc():
     assert qasper.summarize(rows)["confidence_auroc"] == 0.0
 
 
+def test_holds_answer_tells_the_right_sentence_from_a_wrong_one():
+    answers = [ann(extractive_spans=["SQuAD", "TriviaQA"]), ann(free_form_answer="two QA datasets"), ann(yes_no=True)]
+    # the right sentence, with many more words than the span: it holds the answer
+    assert qasper.holds_answer("We train on SQuAD and evaluate on TriviaQA [1].", answers) is True
+    # half of a written answer is enough (one of two spans; two of the free-form answer's three words)
+    assert qasper.holds_answer("They use SQuAD.", answers) is True
+    assert qasper.holds_answer("The QA datasets are small.", answers) is True
+    # planted: a fluent sentence about something else holds nothing
+    assert qasper.holds_answer("We use a learning rate of 0.01.", answers) is False
+    # no written gold answer: not counted
+    assert qasper.holds_answer("Yes.", [ann(yes_no=True), ann(unanswerable=True)]) is None
+    assert qasper.token_recall("the the cat", "cat cat") == 0.5  # multiplicity counts
+
+
+def test_summary_answer_holds_gold_counts_answered_written_questions_only():
+    base = {"type": "extractive", "unanswerable_gold": False, "abstained": False, "evidence_hit": True, "ms": 1}
+    rows = [
+        {**base, "f1": 0.2, "answer_holds_gold": True},
+        {**base, "f1": 0.0, "answer_holds_gold": False},
+        {**base, "f1": 0.0, "answer_holds_gold": False},
+        {**base, "f1": 1.0, "type": "yes_no", "answer_holds_gold": None},
+    ]
+    assert qasper.summarize(rows)["answer_holds_gold"] == pytest.approx(0.3333, abs=1e-4)
+
+
 def test_auroc_counts_ties_half():
     assert qasper._auroc([0.5, 0.5], [0.5]) == 0.5
     assert qasper._auroc([], [0.1]) is None

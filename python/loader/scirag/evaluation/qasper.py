@@ -28,11 +28,13 @@ from scirag.evaluation.qasper_data import (  # noqa: F401  (the metric and the d
     Item,
     evidence_keys,
     gold_type,
+    holds_answer,
     normalize_answer,
     read_split,
     reference,
     score,
     token_f1,
+    token_recall,
 )
 
 DB_PREFIX = "scirag_qasper"
@@ -156,6 +158,9 @@ def ask_all(
                     "confidence": result.get("confidence"),
                     "prediction": pred,
                     "evidence_hit": evidence_hit(result, it.answers),
+                    "answer_holds_gold": None
+                    if result.get("abstained")
+                    else holds_answer(" ".join(checks.strip_citations(result.get("answer") or "").split()), it.answers),
                     "retrieved": [
                         r.get("external_id") or str(r.get("chunk_id")) for r in result.get("retrieval") or []
                     ],
@@ -213,6 +218,11 @@ def summarize(rows: list[dict], right_at: float = 0.5) -> dict:
     out["abstention_precision"] = _mean(1.0 if r["unanswerable_gold"] else 0.0 for r in abst)
     out["abstention_recall"] = _mean(1.0 if r["abstained"] else 0.0 for r in unans)
     out["evidence_recall_at_5"] = _mean(None if r["evidence_hit"] is None else float(r["evidence_hit"]) for r in rows)
+    # the last step apart from retrieval: of the answered questions with a written gold
+    # answer, how often the answer's own text (short answer and cited sentence) holds it
+    out["answer_holds_gold"] = _mean(
+        None if r.get("answer_holds_gold") is None else float(r["answer_holds_gold"]) for r in rows
+    )
     out["p50_ms"] = _median(r["ms"] for r in rows)
     conf = [r for r in rows if r.get("confidence") is not None and not r["abstained"]]
     out["confidence_auroc"] = _auroc(

@@ -47,6 +47,26 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def token_recall(text: str, gold: str) -> float:
+    """How much of ``gold`` (normalised tokens, with multiplicity) ``text`` holds."""
+    ref = collections.Counter(normalize_answer(gold).split())
+    if not ref:
+        return 0.0
+    have = collections.Counter(normalize_answer(text).split())
+    return sum((ref & have).values()) / sum(ref.values())
+
+
+def holds_answer(text: str, answers: list[dict], at: float = 0.5) -> bool | None:
+    """Whether ``text`` holds at least ``at`` of some annotator's written answer (an
+    extractive or abstractive one): the answer's sentence was the right one, however
+    many words more it has. None when no annotator wrote an answer (yes/no and
+    unanswerable questions)."""
+    golds = [t for t, kind in map(reference, answers) if kind in ("extractive", "abstractive") and t]
+    if not golds:
+        return None
+    return any(token_recall(text, g) >= at for g in golds)
+
+
 def reference(answer: dict) -> tuple[str, str]:
     """One annotator's answer as (text, type)."""
     if answer.get("unanswerable"):
