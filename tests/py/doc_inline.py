@@ -272,3 +272,44 @@ def check(cmd: DocCommand) -> Check:
     for seg in segments(cmd.text):
         check_segment(seg, out)
     return out
+
+
+# ---------------------------------------------------------------------------
+# Options written alone in prose (`--replace` in a sentence about `scirag ingest`)
+# ---------------------------------------------------------------------------
+
+
+def option_spans(paths) -> list[tuple[str, int, str]]:
+    """(page, line, option) of each code span that is an option alone (`--replace`, `-k 3`)."""
+    from doc_commands import code_spans
+
+    found = []
+    for path in paths:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for line, span in code_spans(path.read_text(encoding="utf-8")):
+            m = re.match(r"^(--?[A-Za-z][\w-]*)(?:[ =].*)?$", span)
+            if m:
+                found.append((rel, line, m.group(1)))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def known_options() -> frozenset[str]:
+    """Every option of a `scirag` command or group, and every option-like word of the scripts
+    and of Sqitch's manuals (which command a sentence means is the sentence's, not the span's)."""
+    root, ctx = scirag_root()
+    found: set[str] = {"--help"}
+
+    def walk(command, context):
+        found.update(o for p in command.params for o in p.opts + p.secondary_opts)
+        if hasattr(command, "list_commands"):
+            for name in command.list_commands(context):
+                sub = command.get_command(context, name)
+                walk(sub, type(context)(sub, info_name=name, parent=context))
+
+    walk(root, ctx)
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in (ROOT / "scripts").iterdir() if p.is_file()]
+    texts += [open(p, encoding="utf-8").read() for p in glob.glob("/usr/share/perl5/sqitch-*.pod")]
+    for text in texts:
+        found.update(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", text))
+    return frozenset(found)

@@ -16,8 +16,8 @@ from collections import Counter
 
 import pytest
 import test_doc_commands as fenced
-from doc_commands import DocCommand, code_spans, doc_commands, inline_commands, is_command
-from doc_inline import check
+from doc_commands import DocCommand, code_spans, doc_commands, inline_commands, is_command, pages
+from doc_inline import check, known_options, option_spans
 from test_doc_commands import page_db, run_page, template_db  # page_db, template_db: fixtures
 
 # Complete commands that are checked but not run, beyond the fenced blocks' SKIPPED rules.
@@ -231,3 +231,36 @@ def test_fenced_and_prose_commands_do_not_overlap():
     """A command of a fenced block is never also found as prose (the fences are blanked first)."""
     fenced_lines = {(c.page, c.line) for c in doc_commands()}
     assert not [c for c in ALL if (c.page, c.line) in fenced_lines]
+
+
+# ---------------------------------------------------------------------------
+# Options written alone
+# ---------------------------------------------------------------------------
+
+# (page, option) written alone in prose that is not an option of scirag, a script or Sqitch, and why
+NOT_OPTIONS: dict[tuple[str, str], str] = {
+    ("docs/campaigns.md", "-nc"): "a license name's suffix (cc-by-nc)",
+    ("docs/campaigns.md", "-nd"): "a license name's suffix (cc-by-nd)",
+    ("docs/doc-commands.md", "-rs"): "pytest's option (pyproject.toml turns it on)",
+    ("docs/retrieval.md", "-word"): "the keyword search's exclusion syntax",
+}
+
+
+def test_every_option_written_alone_exists():
+    """`--replace` alone in a sentence names an option of some scirag command, script or Sqitch
+    command (which one is the sentence's to say); NOT_OPTIONS lists the few that are not options."""
+    found = option_spans(pages())
+    assert len(found) >= 80, len(found)
+    unknown = [(page, line, opt) for page, line, opt in found if opt not in known_options()]
+    wrong = [f"{page}:{line}: {opt}" for page, line, opt in unknown if (page, opt) not in NOT_OPTIONS]
+    assert not wrong, "options no command, script or Sqitch command has:\n" + "\n".join(wrong)
+    stale = set(NOT_OPTIONS) - {(page, opt) for page, _, opt in unknown}
+    assert not stale, f"NOT_OPTIONS entries no page needs any more: {sorted(stale)}"
+
+
+def test_an_option_no_command_has_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Re-ingest with `--replace`, or `--replase`, `-k 3` and `--jobs=2`.\n", encoding="utf-8")
+    found = option_spans([page])
+    assert [opt for _, _, opt in found] == ["--replace", "--replase", "-k", "--jobs"]
+    assert [opt for _, _, opt in found if opt not in known_options()] == ["--replase"]
