@@ -220,3 +220,22 @@ def inline_commands(paths: list[Path] | None = None) -> list[DocCommand]:
             if is_command(span):
                 found.append(DocCommand(rel, line, span, "inline", -line))
     return found
+
+
+# A code span that is one SQL statement: `SELECT ...` that reads something (FROM or a call),
+# `SET [LOCAL] name = value` / `TO value`, `SET [LOCAL] ROLE name`. Keywords named alone
+# (`SET LOCAL`, `SELECT *`, `GRANT EXECUTE`) are not statements.
+SQL_STATEMENT = re.compile(
+    r"^(SELECT\s.*(\bFROM\b|\().*|SET\s+(LOCAL\s+)?(ROLE\s+\w+|[\w.]+\s*(=|\sTO\s)\s*\S.*))$", flags=re.S
+)
+
+
+def inline_sql(paths: list[Path] | None = None) -> list[DocCommand]:
+    """The SQL statements written in code spans of the pages' prose (lang "sql")."""
+    found = []
+    for path in paths or pages():
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for line, span in code_spans(path.read_text(encoding="utf-8")):
+            if SQL_STATEMENT.match(span.strip()):
+                found.append(DocCommand(rel, line, span.strip(), "sql", -line))
+    return found

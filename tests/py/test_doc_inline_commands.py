@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 import test_doc_commands as fenced
-from doc_commands import DocCommand, code_spans, doc_commands, inline_commands, is_command, pages
+from doc_commands import ROOT, DocCommand, code_spans, doc_commands, inline_commands, inline_sql, is_command, pages
 from doc_inline import check, known_options, option_spans
 from test_doc_commands import page_db, run_page, template_db  # page_db, template_db: fixtures
 
@@ -264,3 +264,68 @@ def test_an_option_no_command_has_is_found(tmp_path):
     found = option_spans([page])
     assert [opt for _, _, opt in found] == ["--replace", "--replase", "-k", "--jobs"]
     assert [opt for _, _, opt in found if opt not in known_options()] == ["--replase"]
+
+
+# ---------------------------------------------------------------------------
+# SQL written inline
+# ---------------------------------------------------------------------------
+
+SQL = inline_sql()
+
+
+def settings_read() -> set[str]:
+    """The `scirag.*` names the SQL and Python sources quote (a setting must be one of them)."""
+    names: set[str] = set()
+    for path in [*ROOT.glob("sql/**/*.sql"), *ROOT.glob("python/**/*.py")]:
+        names.update(re.findall(r"'(scirag\.\w+)'", path.read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+def sql_problems(statements: list[DocCommand], dsn: str) -> tuple[list[str], int]:
+    """(failures, how many ran): each complete statement in its own transaction, rolled back,
+    as the `postgres` login of psql; a `SET scirag.x` names a setting scirag reads (a
+    misspelt custom setting would be accepted by PostgreSQL and change nothing)."""
+    import psycopg
+
+    failures, ran, known = [], 0, settings_read()
+    for cmd in statements:
+        m = re.match(r"^SET\s+(?:LOCAL\s+)?(scirag\.\w+)", cmd.text)
+        if m and m.group(1) not in known:
+            failures.append(f"{cmd}: {m.group(1)} is no setting scirag reads")
+        if re.search(r"\.\.\.|…", cmd.text):  # a placeholder: `f(...)`
+            continue
+        ran += 1
+        with psycopg.connect(dsn) as conn:
+            try:
+                conn.execute(cmd.text)
+            except psycopg.Error as exc:
+                failures.append(f"{cmd}: {str(exc).strip()[:300]}")
+            conn.rollback()
+    return failures, ran
+
+
+def test_sql_written_inline_runs(page_db):
+    assert len(SQL) >= 10 and len({c.page for c in SQL}) >= 8, [str(c) for c in SQL]
+    failures, ran = sql_problems(SQL, page_db)
+    assert not failures, "\n".join(failures)
+    print(f"\n{len(SQL)} SQL statements in prose: {ran} run, {len(SQL) - ran} with a placeholder")
+    assert ran >= len(SQL) - 2
+
+
+def test_a_wrong_sql_statement_in_prose_fails(page_db, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Narrow with `SET scirag.licenses = 'public'` (not `SET scirag.licence = 'public'`), read\n"
+        "`SELECT * FROM scirag.no_such_view`; `SET LOCAL` and `SELECT *` are words, not statements.\n",
+        encoding="utf-8",
+    )
+    statements = inline_sql([page])
+    assert [c.text for c in statements] == [
+        "SET scirag.licenses = 'public'",
+        "SET scirag.licence = 'public'",
+        "SELECT * FROM scirag.no_such_view",
+    ]
+    failures, ran = sql_problems(statements, page_db)
+    assert ran == 3 and len(failures) == 2, failures
+    assert "scirag.licence is no setting scirag reads" in failures[0]
+    assert 'relation "scirag.no_such_view" does not exist' in failures[1]
