@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: sets up, deploys a fresh test database, runs pgTAP (pg_prove)
 # and pytest against the real PostgreSQL. Idempotent.
+# Usage: scripts/test.sh [pytest arguments, e.g. -k keyword or a test file]; with
+# arguments only that part of pytest runs, and the upgrade and split tests do not.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 TEST_DB="${SCIRAG_TEST_DB:-scirag_test}"

@@ -56,6 +56,8 @@ AREAS_OF_MODULES = {
     "test_cli": "project",
     "test_cli_docs": "project",
     "test_doc_commands": "project",
+    "test_doc_inline_commands": "project",
+    "test_cli_help_width": "project",
     "test_release": "project",
     "test_catalog_compare": "project",
     "test_sql_sources": "project",

@@ -148,6 +148,7 @@ PLACEHOLDERS: list[tuple[str, str, str]] = [
     ("docs/retrieval.md", r"dbname=scirag\"", 'dbname={db}"'),  # psql: the page's database, not the demo one
     ("docs/releasing.md", r"SCIRAG_PGPORT=54329\b", "SCIRAG_PGPORT={port}"),  # "your cluster's port"
     ("docs/testing.md", r"SCIRAG_PGPORT=54329\b", "SCIRAG_PGPORT={port}"),
+    ("docs/releasing.md", r"\bNAME(?=\\\()", "retrieve"),  # prose: grep ... "scirag.NAME\(": a function's name
 ]
 # (page, command as a regular expression) -> what its output (stdout + stderr) must contain
 EXPECT: dict[tuple[str, str], str] = {
@@ -436,6 +437,8 @@ def run_command(page: str, cmd: DocCommand, code: str, repo: Path, env: dict) ->
 def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list[str]:
     """Runs a page's commands in order; returns one line per failure (empty: all passed)."""
     repo, env, port = page_environment(page, dsn, tmp)
+    if any(c.lang == "inline" for c in commands):  # prose says `scirag ...`: the venv's, as once activated
+        env["PATH"] = f"{repo / '.venv' / 'bin'}:{env.get('PATH', '')}"
     failures, background = [], []
     try:
         for cmd in commands:
@@ -450,7 +453,7 @@ def run_page(page: str, commands: list[DocCommand], dsn: str, tmp: Path) -> list
                 if c.block == cmd.block and c.sets_variables
             ]
             code = "\n".join([*kept, code])
-            if re.match(r"^\.venv/bin/scirag (serve|mcp)\b", code):
+            if re.match(r"^(\.venv/bin/)?scirag (serve|mcp)\b", code):
                 proc, why = start_server(cmd, code, repo, env, port)
                 background.append(proc)
                 failures += [why] if why else []
