@@ -4,7 +4,9 @@ of having retrieve resolve it again), and checks the question's length in SQL th
 times (scirag.answer, then retrieve_layers and search_keyword, which readers may call
 themselves), not four. The counts are PostgreSQL's own: pg_stat_xact_user_functions
 with track_functions = 'pl' set for the session (docs/code-size.md, "The walk of
-scirag ask"). Handing the resolution down changes nothing that retrieve returns."""
+scirag ask"). Handing the resolution down changes nothing that retrieve returns. Each
+PL/Python function it enters bootstraps the Python path only when its backend has not
+(plpy_bootstrap once per connection, not once per PL/Python function)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,19 @@ def counted(dsn, role, statements):
         )
         conn.rollback()
     return value, calls
+
+
+def python_entries(dsn, calls):
+    """The calls of calls that entered PL/Python (each one a step from SQL into Python)."""
+    with psycopg.connect(dsn) as conn:
+        python = {
+            r[0]
+            for r in conn.execute(
+                "SELECT p.proname::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
+                "WHERE p.pronamespace = 'scirag'::regnamespace AND l.lanname = 'plpython3u'"
+            )
+        }
+    return {name: n for name, n in calls.items() if name in python}
 
 
 def answer_sql(question, options):
@@ -158,3 +173,20 @@ def test_a_resolution_of_another_preset_or_with_a_model_folder_is_not_taken(load
         "SELECT scirag.retrieve_config('interactive', 10, %s::jsonb, %s::jsonb)", (opts, json.dumps(forged))
     ).fetchone()[0]
     assert "model_path" not in (cfg.get("rerank") or {})
+
+
+@pytest.mark.parametrize(
+    "options,entered",
+    [
+        ({}, {"answer_generate": 1, "embed_query": 1, "kw_top": 1}),
+        (
+            {"preset": "high-precision"},  # its rerank stage classifies the intent (intent_bias)
+            {"answer_generate": 1, "embed_query": 1, "kw_top": 1, "classify_intent": 1, "rerank": 1},
+        ),
+    ],
+)
+def test_an_answer_bootstraps_python_once(dsn, demo_corpus, options, entered):
+    """A new connection, as `scirag ask` opens: the first PL/Python function runs
+    plpy_bootstrap, the others find the path ready (before: each ran it, 3 and 5 times)."""
+    _, calls = counted(dsn, "scirag_reader", [answer_sql(SAMPLE, options)])
+    assert python_entries(dsn, calls) == {**entered, "plpy_bootstrap": 1}
