@@ -168,7 +168,7 @@ def test_a_resolution_of_another_preset_or_with_a_model_folder_is_not_taken(load
             "SELECT scirag.retrieve_config('interactive', 10, '{\"preset\": \"high-precision\"}')->'pool'"
         ).fetchone()[0]
     )
-    forged = {"preset": "high-recall", "retrieve": {"rerank": {"reranker": "none", "model_path": "/tmp/model"}}}
+    forged = {"preset": "high-recall", "retrieve": {"rerank": {"reranker": "none", "model_path": "/models/planted"}}}
     cfg = loader_conn.execute(
         "SELECT scirag.retrieve_config('interactive', 10, %s::jsonb, %s::jsonb)", (opts, json.dumps(forged))
     ).fetchone()[0]
