@@ -33,6 +33,11 @@ ACL = """(SELECT coalesce(string_agg(DISTINCT g, ',' ORDER BY g), '-')
           FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END
                        || '=' || a.privilege_type AS g FROM aclexplode({acl}) a) AS acl)"""
 
+# A function's definition as hashed; WITHOUT_COMMENT_LINES drops the lines that are only
+# a SQL comment ("-- ..."), for scripts/test_split.sh's named comment-only edits.
+DEFINITION = "CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) ELSE p.prosrc END"
+WITHOUT_COMMENT_LINES = f"regexp_replace({DEFINITION}, '^[ \\t]*--[^\\n]*\\n', '', 'gn')"
+
 QUERIES = {
     "schema": f"""
         SELECT 'schema', n.nspname::text, 'owner=' || pg_get_userbyid(n.nspowner) || ' acl=' || {ACL.format(acl="n.nspacl")}
@@ -45,7 +50,7 @@ QUERIES = {
                || ' volatile=' || p.provolatile::text
                || ' config=' || coalesce(nullif(array_to_string(ARRAY(SELECT unnest(p.proconfig) ORDER BY 1), ';'), ''), '-')
                || ' acl=' || {ACL.format(acl="p.proacl")}
-               || ' def=' || left(md5(CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) ELSE p.prosrc END), 12)
+               || ' def=' || left(md5({{DEF}}), 12)
                || ' comment=' || coalesce(left(md5(obj_description(p.oid, 'pg_proc')), 12), '-')
         FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
         WHERE p.pronamespace = 'scirag'::regnamespace""",
@@ -96,13 +101,16 @@ QUERIES = {
 }
 
 
-def snapshot(dsn: str, plant: str | None = None) -> list[str]:
-    """The catalog of schema scirag as sorted lines; plant runs first, in a transaction rolled back after."""
+def snapshot(dsn: str, plant: str | None = None, comment_lines: bool = True) -> list[str]:
+    """The catalog of schema scirag as sorted lines; plant runs first, in a transaction rolled back after.
+    comment_lines=False hashes each function's definition without its comment-only lines."""
+    definition = DEFINITION if comment_lines else WITHOUT_COMMENT_LINES
     with psycopg.connect(dsn) as conn:
         if plant:
             conn.execute(plant)
         lines = []
         for query in QUERIES.values():
+            query = query.replace("{DEF}", definition)
             lines += [f"{kind} {name}: {detail}" for kind, name, detail in conn.execute(query).fetchall()]
         conn.rollback()
     return sorted(lines)

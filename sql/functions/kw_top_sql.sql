@@ -1,6 +1,9 @@
 -- Deploy scirag:functions/kw_top_sql
 -- Split (issue 28): scirag.kw_top_sql, moved out of functions/search_keyword (sql/functions/search_keyword.sql)
--- into a change of its own, unchanged (same body, comment, owner, security, privileges),
+-- into a change of its own, unchanged (same body, comment, owner, security, privileges)
+-- but for one comment line in kw_top_sql's body, reworded so that it cites no document the
+-- repository does not hold (scripts/test_split.sh, COMMENT_EDITS, checks that only
+-- comment lines differ),
 -- so that a later change to it copies this script only: after a tag,
 -- `sqitch rework functions/kw_top_sql` (docs/releasing.md, "One object per change").
 BEGIN;
@@ -14,7 +17,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 -- The same exact top n as scirag.kw_top, in PL/pgSQL, for a server where PL/Python is
--- out of reach (DESIGN.md section 2: every layer that needs no model retrieves
+-- out of reach (a rule of the layers: every layer that needs no model retrieves
 -- without it). MaxScore with block-max bounds over kw_blocks' arrays, as released in
 -- @v1.2: about 1 us a posting, so about 2x slower than kw_top at 100k chunks and 2.5x at
 -- 1M (p50, scripts/bench_keyword.py).

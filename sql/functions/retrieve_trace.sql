@@ -1,6 +1,9 @@
 -- Deploy scirag:functions/retrieve_trace
 -- Split (issue 28): scirag.last_trace, scirag.trace_error, moved out of functions/retrieve (sql/functions/retrieve.sql)
--- into a change of its own, unchanged (same body, comment, owner, security, privileges),
+-- into a change of its own, unchanged (same body, comment, owner, security, privileges)
+-- but for one comment line in trace_error's body, reworded so that it cites no document the
+-- repository does not hold (scripts/test_split.sh, COMMENT_EDITS, checks that only
+-- comment lines differ),
 -- so that a later change to it copies this script only: after a tag,
 -- `sqitch rework functions/retrieve_trace` (docs/releasing.md, "One object per change").
 BEGIN;
@@ -22,7 +25,7 @@ DECLARE
   msg text := left(coalesce(message, ''), 300);
   w text;
 BEGIN
-  -- Traces are content-free (DESIGN.md section 6): an error message can quote what it
+  -- Traces are content-free (docs/architecture.md): an error message can quote what it
   -- choked on, so quoted values and every word of the question are removed from it.
   msg := regexp_replace(msg, '"[^"]*"', '"…"', 'g');
   msg := regexp_replace(msg, '''[^'']*''', '''…''', 'g');

@@ -123,3 +123,33 @@ def test_every_reader_api_function_is_defined_last_by_a_script_that_declares_the
         "answer": "sql/functions/answer.sql",
         "answer_text": "sql/functions/answer.sql",
     }
+
+
+def design_citations(text: str) -> list[str]:
+    """Lines that cite DESIGN.md, a document the repository does not hold."""
+    return [line.strip() for line in text.splitlines() if "DESIGN.md" in line]
+
+
+def test_no_unreleased_script_cites_a_document_the_repository_does_not_hold():
+    """Released scripts are frozen (some cite DESIGN.md and stay so); every script of a
+    change after the newest tag is current code and must stand alone."""
+    entries = check_release.read_plan()
+    last_tag = max(i for i, e in enumerate(entries) if e.is_tag)
+    paths = {
+        check_release.script_path(entries, i, kind)
+        for i in range(last_tag + 1, len(entries))
+        for kind in ("deploy", "revert", "verify")
+    }
+    found = {
+        p.relative_to(ROOT).as_posix(): design_citations(p.read_text(encoding="utf-8")) for p in paths if p.exists()
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+    assert "sql/functions/kw_top_sql.sql" in found  # the check read the split copies
+    planted = (
+        (ROOT / "sql/functions/kw_top_sql.sql")
+        .read_text(encoding="utf-8")
+        .replace("(a rule of the layers:", "(DESIGN.md section 2:")
+    )
+    assert design_citations(planted) == [
+        "-- out of reach (DESIGN.md section 2: every layer that needs no model retrieves"
+    ]

@@ -290,13 +290,16 @@ def retrieval_configs(
 def presets_supported(conn: psycopg.Connection) -> bool:
     """Presets are rows (scirag.presets); they are only an ablation config once
     scirag.retrieve reads options.preset (otherwise the run would silently repeat the
-    profile and be labelled as something it is not)."""
+    profile and be labelled as something it is not). The five-argument API function may
+    hand the options to the six-argument one (functions/retrieve_resolved), so any
+    function named retrieve counts."""
     return bool(
         conn.execute(
             """SELECT to_regclass('scirag.presets') IS NOT NULL
                   AND to_regprocedure('scirag.preset_resolve(text)') IS NOT NULL
-                  AND EXISTS (SELECT 1 FROM pg_proc WHERE oid = 'scirag.retrieve(text,int,text,jsonb,vector)'::regprocedure
-                              AND prosrc ~ 'preset')"""
+                  AND to_regprocedure('scirag.retrieve(text,int,text,jsonb,vector)') IS NOT NULL
+                  AND EXISTS (SELECT 1 FROM pg_proc WHERE pronamespace = 'scirag'::regnamespace
+                              AND proname = 'retrieve' AND prosrc ~ 'preset')"""
         ).fetchone()[0]
     )
 

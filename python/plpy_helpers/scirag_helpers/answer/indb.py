@@ -8,7 +8,7 @@ import time
 
 from scirag_helpers import prompts, text as text_rules
 from scirag_helpers.answer.compose import _json, _ms, abstention_without_evidence, answer_question
-from scirag_helpers.answer.options import AnswerError, MAX_QUESTION_CHARS, parse_options
+from scirag_helpers.answer.options import AnswerError, parse_options
 from scirag_helpers.answer.sources import body_of
 
 
@@ -29,12 +29,14 @@ def unknown_words_in_db(plpy, question: str) -> set:
     return set(rows[0]["words"] or []) if rows else set()
 
 
-def apply_preset(plpy, opts: dict, explicit: set) -> None:
+def apply_preset(plpy, opts: dict, explicit: set) -> dict:
     """A named preset (scirag.presets), resolved by scirag.preset_resolve (the one place
-    a preset's keys are read): its answer options (max_sources, profile, and the
-    evidence stages enrich, consolidate, min_sentences when it turns them on) apply
-    unless the call gave them, and its name is passed on to scirag.retrieve, whose
-    retrieve_config takes the preset's retrieve options from the same function."""
+    a preset's keys are read), once per answer: its answer options (max_sources,
+    profile, and the evidence stages enrich, consolidate, min_sentences when it turns
+    them on) apply unless the call gave them, and its name is passed on to
+    scirag.retrieve. The resolution is returned: scirag.retrieve_evidence hands it to
+    scirag.retrieve, whose retrieve_config takes the preset's retrieve options from it
+    instead of resolving the preset a second time."""
     if not plpy.execute("SELECT to_regprocedure('scirag.preset_resolve(text)') IS NOT NULL AS ok")[0]["ok"]:
         raise AnswerError("option preset: this database has no presets (scirag.preset_resolve)")
     resolved = json.loads(
@@ -45,6 +47,7 @@ def apply_preset(plpy, opts: dict, explicit: set) -> None:
             opts[key] = value
     opts["retrieve"] = {"preset": opts["preset"], **opts["retrieve"]}
     opts["k"] = max(opts["k"], opts["max_sources"])
+    return resolved
 
 
 def sentence_count(text: str) -> int:
@@ -150,13 +153,13 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     from scirag_helpers import llm as llm_mod
 
     t_all = time.perf_counter()
-    if question is not None and len(question) > MAX_QUESTION_CHARS:
-        # refused before any text work (retrieve has the same bound)
-        raise AnswerError(f"question is {len(question)} characters long; at most {MAX_QUESTION_CHARS} allowed")
+    # The question's length was checked by scirag.answer, the one caller (readers cannot
+    # call scirag.answer_generate), before any text work; retrieve_layers bounds it again.
     raw = options if isinstance(options, dict) else json.loads(options or "{}")
     opts = parse_options(raw)
+    resolved = None
     if opts["preset"]:
-        apply_preset(plpy, opts, explicit=set(raw) if isinstance(raw, dict) else set())
+        resolved = apply_preset(plpy, opts, explicit=set(raw) if isinstance(raw, dict) else set())
     trace: dict = {"stages": [], "exclude_retracted": not opts["include_retracted"]}
     if not (question or "").strip():
         raise AnswerError("question is empty")
@@ -174,16 +177,16 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
     try:
         # Prepared per call, not cached in GD: GD outlives SET ROLE and redeploys.
         # retrieve's rows with each chunk's stored body (never its content re-stripped),
-        # in one statement: scirag.retrieve_evidence
+        # in one statement: scirag.retrieve_evidence, with the preset resolved above (so
+        # that retrieve does not resolve it again)
         plan = plpy.prepare(
             "SELECT rank, chunk_id, document_id, external_id, score, layers::text AS layers, title, "
             "section_path, content, is_table, citation::text AS citation, body "
-            "FROM scirag.retrieve_evidence($1, $2, $3, $4::jsonb)",
-            ["text", "int4", "text", "text"],
+            "FROM scirag.retrieve_evidence($1, $2, $3, $4::jsonb, $5::jsonb)",
+            ["text", "int4", "text", "text", "text"],
         )
-        rows = [
-            dict(r) for r in plpy.execute(plan, [question, opts["k"], opts["profile"], json.dumps(opts["retrieve"])])
-        ]
+        args = [question, opts["k"], opts["profile"], json.dumps(opts["retrieve"]), resolved and json.dumps(resolved)]
+        rows = [dict(r) for r in plpy.execute(plan, args)]
         rtrace = plpy.execute("SELECT scirag.last_trace()::text AS t")[0]["t"]
     finally:
         if not opts["include_retracted"]:

@@ -1,0 +1,42 @@
+-- Deploy scirag:functions/answer_generate_bootstrap
+-- A shorter walk of one answer (issue 28): scirag.answer_generate calls scirag.plpy_bootstrap()
+-- only when this backend has not run it yet (its GD flag scirag_path_ready, which
+-- plpy_bootstrap itself checks first), instead of a SQL round trip into a second
+-- PL/Python function on every call. Otherwise unchanged from answer.sql
+-- (change functions/answer); its revert re-creates that version.
+BEGIN;
+
+CREATE OR REPLACE FUNCTION scirag.answer_generate(question text, options jsonb)
+RETURNS jsonb
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+# SECURITY INVOKER: retrieval runs through scirag.retrieve as the caller of
+# scirag.answer, so row-level security decides what evidence exists. The call can only
+# narrow scope: it turns scirag.exclude_retracted on for its own retrieval and restores
+# the previous value.
+import json
+if not GD.get('scirag_path_ready'):  # set by plpy_bootstrap, once per backend
+    plpy.execute('SELECT scirag.plpy_bootstrap()')
+from scirag_helpers.answer import answer_in_db, AnswerError
+from scirag_helpers.prompts import PromptError
+from scirag_helpers.llm import LLMError
+HINT = ('options: k, profile, retrieve, max_sources, answerer (auto|extractive|model), template, compress, '
+        'include_retracted, max_sentences, min_coverage, max_unknown_share, include_content, preset, enrich, '
+        'consolidate, min_sentences')
+try:
+    result = answer_in_db(plpy, GD, question, options)
+except (AnswerError, PromptError) as exc:
+    # bad input: SQLSTATE 22023 (invalid_parameter_value), so a client can tell it from a failure
+    plpy.error(f'scirag.answer: {exc}', hint=HINT, sqlstate='22023')
+except LLMError as exc:
+    plpy.error(f'scirag.answer: {exc}', hint=HINT)
+return json.dumps(result, default=str)
+$$;
+COMMENT ON FUNCTION scirag.answer_generate(text, jsonb) IS
+  'The PL/Python body of scirag.answer (scirag_helpers.answer.answer_in_db). Not callable by readers: scirag.answer bounds the question before it runs.';
+
+REVOKE ALL ON FUNCTION scirag.answer_generate(text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.answer_generate(text, jsonb) TO scirag_loader, scirag_api;
+COMMIT;
