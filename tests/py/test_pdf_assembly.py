@@ -237,6 +237,18 @@ def test_numbers_and_maths_symbols_stay_in_the_text(tmp_path):
     assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text
 
 
+def test_the_pdfplumber_engine_reads_maths_glyphs_as_the_layout_engine_does(tmp_path):
+    """The generic engine reads each glyph through the layout engine's one function
+    (word_text): ϵ and the minus come back, no '(cid:N)' code is left in the text."""
+    from scirag.ingest.pdf.engines import pdf_engines
+
+    doc = pdf_engines()["pdfplumber"](paper(tmp_path))
+    assert doc.parser == "pdfplumber"
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text
+    assert "(cid:" not in text, text
+
+
 # ---------------------------------------------------------------------------
 # Item 7: the title stops before the author block
 # ---------------------------------------------------------------------------

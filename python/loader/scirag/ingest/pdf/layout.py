@@ -136,13 +136,20 @@ def _tex_glyphs(text: str, fontname: str) -> str:
     return _CID.sub(lambda c: table.get(int(c.group(0)[5:-1]), ""), text)
 
 
+def word_text(text: str, fontname: str) -> str:
+    """A pdfplumber word's text as both PDF engines keep it: glyph codes of TeX's maths
+    and symbol fonts read as their characters, any other '(cid:N)' code and private-use
+    glyph dropped, surrounding blanks trimmed ('' when nothing readable is left)."""
+    return _clean(_tex_glyphs(text, fontname)).strip()
+
+
 def extract_page(page, number: int) -> PageData:
     words = []
     for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=3, extra_attrs=["size", "fontname"]):
         if not w.get("upright", True):
             continue
         font = w.get("fontname", "")
-        text = _clean(_tex_glyphs(w["text"], font)).strip()
+        text = word_text(w["text"], font)
         if not text:
             continue
         words.append(
