@@ -111,5 +111,19 @@ def test_readme_is_a_front_page_that_links_every_page():
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages - linked == set(), "pages not in the README's table of contents"
     assert linked - pages == set(), "links to pages that do not exist"
+    # the reference pages a front page sends its reader to
+    assert {"architecture.md", "threat-model.md", "security.md", "benchmarks.md", "configuration.md"} <= linked
+    assert {"cli.md", "releasing.md", "library.md", "testing.md"} <= linked
     start_stop = section(readme, "Start and stop")
     assert "scripts/db_start.sh" in start_stop and "scripts/db_stop.sh" in start_stop
+
+
+def test_the_configuration_reference_names_every_variable_the_code_reads():
+    """docs/configuration.md names every SCIRAG_* environment variable the loader, the
+    helpers and the scripts' Python read."""
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    sources = [*(ROOT / "python").rglob("*.py"), *(ROOT / "scripts").glob("*.py")]
+    read = {v for f in sources for v in re.findall(r"[\"'](SCIRAG_[A-Z0-9_]+)[\"']", f.read_text(encoding="utf-8"))}
+    assert len(read) > 30, read
+    missing = sorted(v for v in read if not re.search(rf"\b{v}\b", reference))
+    assert not missing, f"not in docs/configuration.md: {missing}"
