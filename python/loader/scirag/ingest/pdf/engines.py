@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..blocks import CELL_SEP, DocLines, ParsedDocument, ParseError, clean_pdf_title
-from .layout import word_text
+from .layout import word_text_of_chars
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ def _pdfplumber_page_blocks(page) -> list[tuple[str, str]]:
     # font, other codes dropped); the words are cut as before, whatever their fonts
     for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL, return_chars=True):
         chars = w.pop("chars")
-        text = "".join(word_text(c["text"], c.get("fontname", "")) for c in chars) if w.get("upright", True) else ""
+        text = word_text_of_chars(w["text"], chars) if w.get("upright", True) else ""
         if text:
             words.append({**w, "text": text})
     tables = _find_tables(page, words)

@@ -143,6 +143,15 @@ def word_text(text: str, fontname: str) -> str:
     return _clean(_tex_glyphs(text, fontname)).strip()
 
 
+def word_text_of_chars(text: str, chars: list[dict]) -> str:
+    """word_text for a word whose glyphs may come from several fonts (the generic
+    pdfplumber engine cuts words whatever their fonts): each '(cid:N)' code is read in
+    the font of the glyph that carries it, the rest of the word's text (ligatures
+    already expanded by pdfplumber) stays as it is."""
+    fonts = iter([c.get("fontname", "") for c in chars if "(cid:" in c.get("text", "")])
+    return word_text(_CID.sub(lambda m: _tex_glyphs(m.group(0), next(fonts, "")), text), "")
+
+
 def extract_page(page, number: int) -> PageData:
     words = []
     for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=3, extra_attrs=["size", "fontname"]):
