@@ -507,6 +507,48 @@ def test_mcp_with_the_database_down_answers_each_call_with_a_tool_error(tmp_path
         proc.wait(15)
 
 
+def test_mcp_answers_again_once_the_database_is_back(dsn, tmp_path):
+    """`scirag mcp` started while the database is down serves the first call that comes
+    after the database is reachable: its socket appears where the DSN points."""
+    import sys
+
+    import psycopg
+
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    socket = f"{info['host']}/.s.PGSQL.{info['port']}"
+    down = tmp_path / "sock"
+    down.mkdir()
+    mcp_dsn = psycopg.conninfo.make_conninfo(dsn, host=str(down))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scirag.cli", "mcp", "--dsn", mcp_dsn],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+
+    def call(n: int, message: dict) -> dict:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, **message}) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    scope = {"method": "tools/call", "params": {"name": "current_scope", "arguments": {}}}
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        call(1, {"method": "initialize", "params": hello})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        reply = call(2, scope)
+        assert reply["result"]["isError"] is True and "scripts/db_start.sh" in reply["result"]["content"][0]["text"]
+        (down / f".s.PGSQL.{info['port']}").symlink_to(socket)  # the database is reachable now
+        reply = call(3, scope)
+        assert reply["result"].get("isError") is not True, reply
+        assert "scirag_reader" in json.dumps(reply["result"]), reply
+    finally:
+        proc.stdin.close()
+        proc.wait(15)
+
+
 def test_help_is_whole_at_80_columns():
     """Every command's --help at 80 columns holds each option's whole help text (no "…")."""
     import re
