@@ -226,6 +226,21 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
         "SELECT id, content_hash FROM scirag.documents WHERE external_id = %s", (f"paper-{u}",)
     ).fetchone()
     admin_conn.execute("UPDATE scirag.documents SET year = 1999 WHERE id = %s", (doc,))  # a correction made since
+    # rows keyed on the document, not on its text: its Crossref reference list and a citation of it
+    admin_conn.execute(
+        """INSERT INTO scirag.document_citations (document_id, cited_doi, origin, license, source)
+           SELECT id, '10.5555/scirag.cited.by.paper', 'crossref', license, source FROM scirag.documents
+           WHERE id = %s""",
+        (doc,),
+    )
+    admin_conn.execute(
+        """INSERT INTO scirag.document_citations (document_id, cited_doi, cited_document_id, origin, license, source)
+           SELECT id, %s, %s, 'crossref', license, source FROM scirag.documents WHERE external_id = 'county-straw-2022'""",
+        (f"10.5555/scirag.paper.{u}", doc),
+    )
+    keyed = """SELECT count(*) FILTER (WHERE document_id = %(d)s AND origin = 'crossref'),
+                      count(*) FILTER (WHERE cited_document_id = %(d)s)
+               FROM scirag.document_citations"""
 
     proc = run_cli("docs", "reparse", f"paper-{u}")
     assert proc.returncode == 0, proc.stderr
@@ -242,6 +257,7 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
         "SELECT id, content_hash, year FROM scirag.documents WHERE external_id = %s", (f"paper-{u}",)
     ).fetchone()
     assert same_id == doc and new_hash != old_hash and year == 1999
+    assert admin_conn.execute(keyed, {"d": doc}).fetchone() == (1, 1)  # both stay with the id
     text = " ".join(
         r[0] for r in admin_conn.execute("SELECT content FROM scirag.chunks WHERE document_id = %s", (doc,)).fetchall()
     )
@@ -265,6 +281,7 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
     paper.unlink()
     proc = run_cli("docs", "reparse", f"paper-{u}")
     assert proc.returncode == 1 and "no longer exists" in proc.stderr and "--replace" in proc.stderr
+    admin_conn.execute("DELETE FROM scirag.document_citations WHERE cited_doi = %s", (f"10.5555/scirag.paper.{u}",))
 
 
 def test_a_later_line_with_the_same_content_corrects_metadata(
