@@ -99,3 +99,31 @@ def test_readme_examples_use_options_the_commands_have():
         options = {o for param in commands[path].params for o in param.opts + param.secondary_opts}
         shown = {m for w in words for m in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", w)}
         assert shown <= options, f"scirag {path}: the README shows {sorted(shown - options)}, not options of it"
+
+
+def test_readme_is_a_front_page_that_links_every_page():
+    """README.md stays a front page (at most 300 lines) whose table of contents links
+    every page under docs/, and it says how the database is started and stopped."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    contents = section(readme, "Documentation")
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)\)", contents))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages - linked == set(), "pages not in the README's table of contents"
+    assert linked - pages == set(), "links to pages that do not exist"
+    # the reference pages a front page sends its reader to
+    assert {"architecture.md", "threat-model.md", "security.md", "benchmarks.md", "configuration.md"} <= linked
+    assert {"cli.md", "releasing.md", "library.md", "testing.md"} <= linked
+    start_stop = section(readme, "Start and stop")
+    assert "scripts/db_start.sh" in start_stop and "scripts/db_stop.sh" in start_stop
+
+
+def test_the_configuration_reference_names_every_variable_the_code_reads():
+    """docs/configuration.md names every SCIRAG_* environment variable the loader, the
+    helpers and the scripts' Python read."""
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    sources = [*(ROOT / "python").rglob("*.py"), *(ROOT / "scripts").glob("*.py")]
+    read = {v for f in sources for v in re.findall(r"[\"'](SCIRAG_[A-Z0-9_]+)[\"']", f.read_text(encoding="utf-8"))}
+    assert len(read) > 30, read
+    missing = sorted(v for v in read if not re.search(rf"\b{v}\b", reference))
+    assert not missing, f"not in docs/configuration.md: {missing}"

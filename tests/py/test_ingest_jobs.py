@@ -103,3 +103,22 @@ def test_workers_embed_and_the_result_equals_one_process(tmp_path, two_dbs):
     # the same model on the same batches: equal vectors (one ONNX thread in a worker, two here)
     worst = max(float(np.abs(vector(a[5]) - vector(b[5])).max()) for a, b in zip(chunks2, chunks1) if a[5])
     assert worst < 1e-5, worst
+
+
+def test_jobs_default_is_one_worker_per_core(monkeypatch):
+    """`--jobs` defaults to 0, one parse worker per CPU core, capped by the run's documents."""
+    import typer
+
+    from scirag import cli_ingest
+    from scirag.cli import app
+
+    ingest = typer.main.get_command(app).commands["ingest"]
+    (option,) = [p for p in ingest.params if "--jobs" in getattr(p, "opts", [])]
+    assert option.default == 0
+    monkeypatch.setattr(cli_ingest.os, "cpu_count", lambda: 4)
+    assert cli_ingest.worker_count(option.default, 9) == 4  # one per core
+    assert cli_ingest.worker_count(0, 2) == 2  # no idle workers for a short run
+    assert cli_ingest.worker_count(1, 9) == 1 and cli_ingest.worker_count(3, 9) == 3  # as given
+    assert cli_ingest.worker_count(0, 0) == 1
+    monkeypatch.setattr(cli_ingest.os, "cpu_count", lambda: None)  # unknown: one process
+    assert cli_ingest.worker_count(0, 9) == 1

@@ -226,6 +226,21 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
         "SELECT id, content_hash FROM scirag.documents WHERE external_id = %s", (f"paper-{u}",)
     ).fetchone()
     admin_conn.execute("UPDATE scirag.documents SET year = 1999 WHERE id = %s", (doc,))  # a correction made since
+    # rows keyed on the document, not on its text: its Crossref reference list and a citation of it
+    admin_conn.execute(
+        """INSERT INTO scirag.document_citations (document_id, cited_doi, origin, license, source)
+           SELECT id, '10.5555/scirag.cited.by.paper', 'crossref', license, source FROM scirag.documents
+           WHERE id = %s""",
+        (doc,),
+    )
+    admin_conn.execute(
+        """INSERT INTO scirag.document_citations (document_id, cited_doi, cited_document_id, origin, license, source)
+           SELECT id, %s, %s, 'crossref', license, source FROM scirag.documents WHERE external_id = 'county-straw-2022'""",
+        (f"10.5555/scirag.paper.{u}", doc),
+    )
+    keyed = """SELECT count(*) FILTER (WHERE document_id = %(d)s AND origin = 'crossref'),
+                      count(*) FILTER (WHERE cited_document_id = %(d)s)
+               FROM scirag.document_citations"""
 
     proc = run_cli("docs", "reparse", f"paper-{u}")
     assert proc.returncode == 0, proc.stderr
@@ -242,6 +257,7 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
         "SELECT id, content_hash, year FROM scirag.documents WHERE external_id = %s", (f"paper-{u}",)
     ).fetchone()
     assert same_id == doc and new_hash != old_hash and year == 1999
+    assert admin_conn.execute(keyed, {"d": doc}).fetchone() == (1, 1)  # both stay with the id
     text = " ".join(
         r[0] for r in admin_conn.execute("SELECT content FROM scirag.chunks WHERE document_id = %s", (doc,)).fetchall()
     )
@@ -265,6 +281,7 @@ def test_reparse_reads_the_stored_file_again_and_keeps_the_id(
     paper.unlink()
     proc = run_cli("docs", "reparse", f"paper-{u}")
     assert proc.returncode == 1 and "no longer exists" in proc.stderr and "--replace" in proc.stderr
+    admin_conn.execute("DELETE FROM scirag.document_citations WHERE cited_doi = %s", (f"10.5555/scirag.paper.{u}",))
 
 
 def test_a_later_line_with_the_same_content_corrects_metadata(
@@ -502,6 +519,48 @@ def test_mcp_with_the_database_down_answers_each_call_with_a_tool_error(tmp_path
             assert "the database is unreachable" in reply["result"]["content"][0]["text"]
             assert "scripts/db_start.sh" in reply["result"]["content"][0]["text"]
         assert proc.poll() is None  # still serving
+    finally:
+        proc.stdin.close()
+        proc.wait(15)
+
+
+def test_mcp_answers_again_once_the_database_is_back(dsn, tmp_path):
+    """`scirag mcp` started while the database is down serves the first call that comes
+    after the database is reachable: its socket appears where the DSN points."""
+    import sys
+
+    import psycopg
+
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    socket = f"{info['host']}/.s.PGSQL.{info['port']}"
+    down = tmp_path / "sock"
+    down.mkdir()
+    mcp_dsn = psycopg.conninfo.make_conninfo(dsn, host=str(down))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scirag.cli", "mcp", "--dsn", mcp_dsn],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+
+    def call(n: int, message: dict) -> dict:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, **message}) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    scope = {"method": "tools/call", "params": {"name": "current_scope", "arguments": {}}}
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        call(1, {"method": "initialize", "params": hello})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        reply = call(2, scope)
+        assert reply["result"]["isError"] is True and "scripts/db_start.sh" in reply["result"]["content"][0]["text"]
+        (down / f".s.PGSQL.{info['port']}").symlink_to(socket)  # the database is reachable now
+        reply = call(3, scope)
+        assert reply["result"].get("isError") is not True, reply
+        assert "scirag_reader" in json.dumps(reply["result"]), reply
     finally:
         proc.stdin.close()
         proc.wait(15)

@@ -237,6 +237,33 @@ def test_numbers_and_maths_symbols_stay_in_the_text(tmp_path):
     assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text
 
 
+def test_the_pdfplumber_engine_reads_maths_glyphs_as_the_layout_engine_does(tmp_path):
+    """The generic engine reads each glyph through the layout engine's one function
+    (word_text): ϵ and the minus come back, no '(cid:N)' code is left in the text."""
+    from scirag.ingest.pdf.engines import pdf_engines
+
+    doc = pdf_engines()["pdfplumber"](paper(tmp_path))
+    assert doc.parser == "pdfplumber"
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "We use Adam with ϵ = 10−9 and a score of 28.4 BLEU." in text, text
+    assert "(cid:" not in text, text
+
+
+def test_a_word_of_several_fonts_reads_each_code_in_its_own_font():
+    """The pdfplumber engine's words are cut whatever their fonts: each code is read in
+    the font of its glyph, and the word's text (ligatures expanded) is kept otherwise."""
+    from scirag.ingest.pdf.layout import word_text_of_chars
+
+    def ch(text, font="Times-Roman"):
+        return {"text": text, "fontname": font}
+
+    chars = [ch("ﬁ"), ch("n"), ch("e"), ch("(cid:0)", "ABCDEF+CMSY7"), ch("9"), ch("(cid:15)", "CMMI10")]
+    assert word_text_of_chars("fine(cid:0)9(cid:15)", chars) == "fine−9ϵ"
+    chars = [ch("(cid:15)", "SomeOtherFont"), ch("x"), ch("(cid:15)", "CMMI10")]
+    assert word_text_of_chars("(cid:15)x(cid:15)", chars) == "xϵ"  # an unknown font's code is dropped
+    assert word_text_of_chars("(cid:51)", [ch("(cid:51)", "Foo")]) == ""
+
+
 # ---------------------------------------------------------------------------
 # Item 7: the title stops before the author block
 # ---------------------------------------------------------------------------

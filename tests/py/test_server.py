@@ -231,6 +231,7 @@ def test_revoked_key_is_refused(server, dsn):
     "body,code,needle",
     [
         ({"question": SAMPLE_QUESTION, "k": 0}, "invalid_request", "k"),
+        ({"question": SAMPLE_QUESTION, "k": 101}, "invalid_request", "k"),  # REST's bound of k: 100
         ({"question": ""}, "invalid_request", "question"),
         ({"question": SAMPLE_QUESTION, "surprise": 1}, "invalid_request", "surprise"),
         ({"question": SAMPLE_QUESTION, "options": {"bogus": 1}}, "invalid_argument", "bogus"),

@@ -14,6 +14,12 @@ from scirag.ingest.discover import DiscoverError, discover, skipped_summary, wri
 from scirag.hints import unknown_license_warning
 
 
+def worker_count(jobs: int, items: int) -> int:
+    """Parse workers for a run: `--jobs` as given, 0 meaning one per CPU core, never more
+    than the run has documents (and at least one process)."""
+    return max(1, min(jobs or os.cpu_count() or 1, items))
+
+
 def ingest(
     paths: List[Path] = typer.Argument(..., help="manifests (.jsonl), documents (.pdf .md .html .txt) or folders"),
     license: Optional[str] = typer.Option(
@@ -107,10 +113,14 @@ def ingest(
         ingester = Ingester(
             conn, target_tokens=target_tokens, overlap_tokens=overlap_tokens, parser=parser, replace=replace
         )
-        workers = jobs or os.cpu_count() or 1
         try:
             counts = ingest_entries(
-                conn, found.items, label, ingester, skip_unchanged=skip_unchanged, jobs=min(workers, len(found.items))
+                conn,
+                found.items,
+                label,
+                ingester,
+                skip_unchanged=skip_unchanged,
+                jobs=worker_count(jobs, len(found.items)),
             )
         finally:
             ingester.close()

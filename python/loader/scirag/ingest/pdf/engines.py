@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..blocks import CELL_SEP, DocLines, ParsedDocument, ParseError, clean_pdf_title
+from .layout import word_text_of_chars
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,14 @@ def _parse_pdf_pdfplumber(path: Path) -> ParsedDocument:
 
 def _pdfplumber_page_blocks(page) -> list[tuple[str, str]]:
     """('table' | 'prose', text) pairs for one page, in reading order."""
-    words = [w for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL) if w.get("upright", True)]
+    words = []
+    # each glyph read as the layout engine reads it (TeX's maths glyphs mapped by their
+    # font, other codes dropped); the words are cut as before, whatever their fonts
+    for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=_ROW_TOL, return_chars=True):
+        chars = w.pop("chars")
+        text = word_text_of_chars(w["text"], chars) if w.get("upright", True) else ""
+        if text:
+            words.append({**w, "text": text})
     tables = _find_tables(page, words)
     if tables:
         # Drop the words inside tables from the prose so numbers appear once.

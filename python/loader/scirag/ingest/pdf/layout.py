@@ -136,13 +136,29 @@ def _tex_glyphs(text: str, fontname: str) -> str:
     return _CID.sub(lambda c: table.get(int(c.group(0)[5:-1]), ""), text)
 
 
+def word_text(text: str, fontname: str) -> str:
+    """A pdfplumber word's text as both PDF engines keep it: glyph codes of TeX's maths
+    and symbol fonts read as their characters, any other '(cid:N)' code and private-use
+    glyph dropped, surrounding blanks trimmed ('' when nothing readable is left)."""
+    return _clean(_tex_glyphs(text, fontname)).strip()
+
+
+def word_text_of_chars(text: str, chars: list[dict]) -> str:
+    """word_text for a word whose glyphs may come from several fonts (the generic
+    pdfplumber engine cuts words whatever their fonts): each '(cid:N)' code is read in
+    the font of the glyph that carries it, the rest of the word's text (ligatures
+    already expanded by pdfplumber) stays as it is."""
+    fonts = iter([c.get("fontname", "") for c in chars if "(cid:" in c.get("text", "")])
+    return word_text(_CID.sub(lambda m: _tex_glyphs(m.group(0), next(fonts, "")), text), "")
+
+
 def extract_page(page, number: int) -> PageData:
     words = []
     for w in page.extract_words(x_tolerance=_X_TOL, y_tolerance=3, extra_attrs=["size", "fontname"]):
         if not w.get("upright", True):
             continue
         font = w.get("fontname", "")
-        text = _clean(_tex_glyphs(w["text"], font)).strip()
+        text = word_text(w["text"], font)
         if not text:
             continue
         words.append(
