@@ -193,7 +193,7 @@ class Model:
     lr_weight: float = 0.0
     lr_c: float = 1.0
     balance: str = "weights"  # or "double": resample the training set (ASReview's double balance)
-    retrain: str = "taper"  # in a simulation: "every" decision, or "taper" (see retrain_every)
+    retrain: str = "every"  # in a simulation: after "every" decision, or "taper" (see retrain_every)
     fuse: str = "score"  # how the models' scores combine: "score" (standardised, weighted) or "rank" (RRF)
     seed: int = 0
     name: str = ""
@@ -276,11 +276,11 @@ def compact(X):
     it keeps the original columns."""
     from scipy.sparse import csc_matrix, csr_matrix, diags, hstack
 
-    C = csc_matrix(X)
+    C = csc_matrix(X, dtype=np.float64)  # liblinear's own type: no copy at every fit
     counts = np.diff(C.indptr)
     single = counts == 1
     if not single.any():
-        return csr_matrix(X)
+        return csr_matrix(C)
     rest = C[:, np.flatnonzero(~single)].tocsr()
     S = C[:, np.flatnonzero(single)].tocsr()
     norm = np.sqrt(np.asarray(S.multiply(S).sum(axis=1)).ravel()).astype(C.dtype)
