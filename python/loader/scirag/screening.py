@@ -314,7 +314,7 @@ def double_balance(y: np.ndarray, rng: np.random.Generator, a=2.155, alpha=0.94,
 RETRAIN = ("every", "taper")
 
 
-def retrain_every(n_labeled: int, retrain: str = "taper") -> int:
+def retrain_every(n_labeled: int, retrain: str = "every") -> int:
     """Decisions between retrainings in a simulation: "every": after each decision
     (as ASReview LAB does); "taper": every one for the first 400, then one
     retraining per 0.5 % growth of the training set (a 2,000-record set screened to
