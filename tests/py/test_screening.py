@@ -127,7 +127,52 @@ def test_screener_retrains_as_decisions_arrive(tmp_path):
         labeled[i] = int(data.labels[i])
     second, _ = screening.next_records(screening.Model(), X, labeled, 5)
     assert not set(first) & set(second), "records already decided are never shown again"
-    assert screening.retrain_every(10) == 1 and screening.retrain_every(2000) == 10
+    assert screening.retrain_every(10, "taper") == 1 and screening.retrain_every(2000, "taper") == 10
+    assert screening.retrain_every(2000, "every") == 1
+
+
+@pytest.mark.parametrize("retrain", ["every", "taper", None])
+def test_simulation_retrains_at_the_chosen_cadence(tmp_path, monkeypatch, retrain):
+    """retrain="every" (the default: None): one fit per decision (600 records to the end
+    from 2 priors: 598 fits, as ASReview does); "taper" fits once per 0.5 % growth after
+    400 decisions, so fewer fits than decisions."""
+    n = 600
+    data = screening.load_dataset(write_csv(tmp_path / "c.csv.gz", make_set(n, 15)))
+    X = screening.features(data.texts)
+    calls = []
+    real = screening.Model.scores
+    monkeypatch.setattr(screening.Model, "scores", lambda self, *a: calls.append(len(a[1])) or real(self, *a))
+    model = screening.Model(retrain=retrain) if retrain else screening.Model()
+    order = screening.simulate(X, data.labels, screening.priors(data.labels, 0), model, True)
+    assert sorted(order) == list(range(n))
+    if retrain != "taper":
+        assert len(calls) == n - 2 and calls == list(range(2, n))  # trained on 2, 3, ... decisions
+    else:
+        # every decision up to 400, then one fit per two decisions (400 // 200): 398 + 100
+        assert calls[:398] == list(range(2, 400)) and len(calls) == 498 and calls[398:400] == [400, 402]
+    with pytest.raises(ValueError, match="retrain 'sometimes': choose every or taper"):
+        screening.Model(retrain="sometimes")
+
+
+def test_compact_view_keeps_every_dot_product_and_the_scores():
+    """The linear models fit on compact(X): the columns only one record has are merged
+    into one column per record, so X X^T is unchanged (planted error: dropping those
+    columns instead changes it) and the SVM's scores are the same as on X itself."""
+    from sklearn.svm import LinearSVC
+
+    rows = make_set(200, 10)
+    X = screening.features([f"{r['title']} {r['abstract']} unique{i}x extra{i}y" for i, r in enumerate(rows)])
+    V = screening.compact(X)
+    assert V.shape[0] == X.shape[0] and V.shape[1] < X.shape[1]
+    assert np.allclose((V @ V.T).toarray(), (X @ X.T).toarray(), atol=1e-6)
+    once = np.diff(X.tocsc().indptr) == 1
+    dropped = X[:, np.flatnonzero(~once)]
+    assert not np.allclose((dropped @ dropped.T).toarray(), (X @ X.T).toarray(), atol=1e-6)
+    y = np.array([r["label_included"] for r in rows], dtype=np.int8)
+    train, pool = np.arange(0, 200, 2), np.arange(1, 200, 2)
+    w = screening.Model.weights(y[train], 9.8)
+    on_x = LinearSVC(C=0.11).fit(X[train], y[train], sample_weight=w).decision_function(X[pool])
+    assert np.allclose(screening.Model().scores(X, train, y[train], pool), (on_x - on_x.mean()) / on_x.std(), atol=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -202,8 +247,13 @@ def test_leave_one_set_out_choice_never_looks_at_the_held_out_set():
     assert tune.lodo(tie, ["svm", "svm+lr"])[1] == "svm"  # a tie goes to the earlier (simpler) candidate
     assert tune.lodo(tie, ["svm+lr", "svm"])[1] == "svm+lr"
     # every candidate is a real setting of the screener
-    for name, (settings, minilm) in tune.CANDIDATES.items():
+    for name, (settings, minilm, *title) in tune.CANDIDATES.items():
         assert screening.Model(**settings).name.startswith("tfidf12-svm") and 0 <= minilm <= 4, name
+        assert title in ([], [True]), name
+    # a candidate naming the default shares the runs (the cache) of the explicit one it equals
+    default = screening.Model().retrain
+    assert tune.key("svm") == tune.key(f"svm-{default}") == f"tfidf12-svm-{default}"
+    assert len({tune.key(c) for c in tune.CANDIDATES}) == len(tune.CANDIDATES) - 1
 
 
 def load_tune():
@@ -235,7 +285,11 @@ def test_double_balance_repeats_the_few_inclusions_and_keeps_the_size():
 
 @pytest.mark.parametrize(
     "settings, name",
-    [({"lr_weight": 1.0}, "tfidf12-svm+lr1"), ({"balance": "double"}, "tfidf12-svm-double")],
+    [
+        ({"lr_weight": 1.0}, "tfidf12-svm+lr1"),
+        ({"balance": "double"}, "tfidf12-svm-double"),
+        ({"nb_weight": 1.0, "fuse": "rank"}, "tfidf12-svm+nb1-rrf"),
+    ],
 )
 def test_other_candidates_find_the_planted_relevant_records(tmp_path, settings, name):
     """The candidates the tuning script weighs are real screeners: on the made-up set
@@ -288,3 +342,48 @@ def test_minilm_features_sit_beside_tfidf_and_the_eval_names_them(tmp_path, run_
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["model"] == "tfidf12-svm+minilm0.5" and 0 <= out["wss95"] <= 1
+
+
+def test_rank_fusion_adds_reciprocal_ranks_of_svm_and_naive_bayes():
+    """fuse="rank": each model's scores become 1 / (60 + rank) and are added (weighted);
+    the same scores as fusing the SVM alone and naive Bayes alone by hand, and not the
+    standardised-score mix (planted error: fuse="score" gives other values)."""
+    rr = screening.reciprocal_rank(np.array([0.2, 3.0, -1.0, 3.0]))
+    assert np.allclose(rr, [1 / 63, 1 / 61, 1 / 64, 1 / 62])  # a tie: the earlier ranks first
+    rows = make_set(200, 10)
+    X = screening.features([f"{r['title']} {r['abstract']}" for r in rows])
+    y = np.array([r["label_included"] for r in rows], dtype=np.int8)
+    train, pool = np.arange(0, 200, 2), np.arange(1, 200, 2)
+    fused = screening.Model(nb_weight=1.0, fuse="rank").scores(X, train, y[train], pool)
+    svm = screening.Model().scores(X, train, y[train], pool)
+    nb_only = screening.Model(nb_weight=1.0).scores(X, train, y[train], pool) - svm  # the NB part, standardised
+    assert np.allclose(fused, screening.reciprocal_rank(svm) + screening.reciprocal_rank(nb_only))
+    mixed = screening.Model(nb_weight=1.0).scores(X, train, y[train], pool)
+    assert not np.allclose(fused, mixed)
+    assert screening.Model(fuse="rank").name == "tfidf12-svm"  # one model: nothing to fuse
+    with pytest.raises(ValueError, match="fuse 'vote': choose score or rank"):
+        screening.Model(fuse="vote")
+
+
+def test_title_counted_twice_weighs_title_words_and_joins_no_copies(tmp_path):
+    """titles=...: a title's words and bigrams count twice (so weigh more than the same
+    word in the abstract only), and no bigram joins the title's copy to the text: the
+    vocabulary is the text's own. The eval names the features."""
+    texts = ["ash slagging in straw boilers ash", "blood pressure trial adults", "straw bales for housing"]
+    titles = ["ash slagging", "blood pressure", "straw bales"]
+    plain = screening.features(texts)
+    twice = screening.features(texts, titles=titles)
+    assert plain.shape == twice.shape  # no new column: no "slagging ash" bigram across the copies
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vocab = TfidfVectorizer(ngram_range=(1, 2), max_df=0.95).fit(texts).vocabulary_
+    row0p, row0t = plain[0].toarray().ravel(), twice[0].toarray().ravel()
+    # "slagging" (in the title) and "boilers" (text only) weigh the same in the plain features;
+    # with the title counted twice "slagging" has tf 2: (1 + ln 2) times the weight of "boilers"
+    assert row0p[vocab["slagging"]] == pytest.approx(row0p[vocab["boilers"]])
+    assert row0t[vocab["slagging"]] / row0t[vocab["boilers"]] == pytest.approx(1 + math.log(2), rel=1e-5)
+    with pytest.raises(ValueError, match="titles: expected 3, got 2"):
+        screening.features(texts, titles=titles[:2])
+    data = screening.load_dataset(write_csv(tmp_path / "t.csv.gz", make_set()))
+    res = screening.evaluate(data, 1, title_twice=True)
+    assert res["model"] == "tfidf12-svm+title2" and res["wss95"] > 0.75

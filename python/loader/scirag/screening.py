@@ -82,13 +82,23 @@ MINILM_WEIGHT = 0.5  # --minilm's suggested weight: chosen on NSAIDS, Triptans, 
 MINILM_MAX_WEIGHT = 4.0
 
 
-def features(texts: list[str], minilm: float = 0.0, embeddings: np.ndarray | None = None, cache_dir=None):
-    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts; with ``minilm``
+def features(
+    texts: list[str],
+    minilm: float = 0.0,
+    embeddings: np.ndarray | None = None,
+    cache_dir=None,
+    titles: list[str] | None = None,
+):
+    """Sparse TF-IDF matrix (rows L2-normalised) of the records' texts; with ``titles``
+    (one per text) each title's words and bigrams are counted once more (the title
+    weighted twice; no bigram joins the two copies); with ``minilm``
     > 0 the records' MiniLM embeddings (the project's one embedder, unit length) are
     appended as ``minilm`` x 384 more columns (for the SVM; naive Bayes cannot take
     their negative values). ``embeddings``: those vectors when already known (one row
     per text); otherwise they are computed (and kept in ``cache_dir`` when given)."""
-    X = _tfidf(texts)
+    if titles is not None and len(titles) != len(texts):
+        raise ValueError(f"titles: expected {len(texts)}, got {len(titles)}")
+    X = _tfidf(texts, titles)
     if minilm <= 0:
         return X
     if not minilm <= MINILM_MAX_WEIGHT:
@@ -130,16 +140,25 @@ def minilm_embeddings(texts: list[str], cache_dir=None) -> np.ndarray:
     return E
 
 
-def _tfidf(texts: list[str]):
+def _tfidf(texts: list[str], titles: list[str] | None = None):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_df=0.95, dtype=np.float32)
+    def vectorizer(**prune):
+        vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, dtype=np.float32, **prune)
+        if titles is None:
+            return vec
+        words = vec.build_analyzer()  # the same words and bigrams, of the text and of the title apart
+        return TfidfVectorizer(
+            analyzer=lambda d: words(d[0]) + words(d[1]), sublinear_tf=True, dtype=np.float32, **prune
+        )
+
+    docs = texts if titles is None else list(zip(texts, titles))
     try:
-        return vec.fit_transform(texts)
+        return vectorizer(min_df=1, max_df=0.95).fit_transform(docs)
     except ValueError:  # a tiny campaign whose every term is in more than 95 % of the records, or no words
         pass
     try:
-        return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, dtype=np.float32).fit_transform(texts)
+        return vectorizer().fit_transform(docs)
     except ValueError:
         from scipy.sparse import csr_matrix
 
@@ -156,9 +175,13 @@ class Model:
     as they are. Optionally a multinomial naive Bayes (alpha 3.822, ``nb_ratio`` 1.2:
     ELAS u3's settings) is retrained beside it and its standardised score added at
     ``nb_weight``; likewise a logistic regression (C ``lr_c``, the SVM's class
-    weights) at ``lr_weight``. ``balance="double"`` trains on ASReview's double-balance
-    resample instead of class weights. The default (the SVM alone) is the candidate
-    a leave-one-set-out choice picks on the eight screening sets;
+    weights) at ``lr_weight``; ``fuse="rank"`` adds the models' reciprocal ranks
+    (``reciprocal_rank``) instead of their standardised scores. ``balance="double"``
+    trains on ASReview's double-balance resample instead of class weights.
+    ``retrain``: how often ``simulate`` retrains (``retrain_every``); a campaign
+    retrains at every request. The SVM and the logistic regression are fitted on
+    ``compact(X)`` (the same scores, faster). The default (the SVM alone) is the
+    candidate a leave-one-set-out choice picks on the eight screening sets;
     scripts/tune_screening.py reports what that choice gives on sets it did not see
     (docs/campaigns.md)."""
 
@@ -170,12 +193,18 @@ class Model:
     lr_weight: float = 0.0
     lr_c: float = 1.0
     balance: str = "weights"  # or "double": resample the training set (ASReview's double balance)
+    retrain: str = "every"  # in a simulation: after "every" decision, or "taper" (see retrain_every)
+    fuse: str = "score"  # how the models' scores combine: "score" (standardised, weighted) or "rank" (RRF)
     seed: int = 0
     name: str = ""
 
     def __post_init__(self):
         if self.balance not in ("weights", "double"):
             raise ValueError(f"balance {self.balance!r}: choose weights or double")
+        if self.fuse not in ("score", "rank"):
+            raise ValueError(f"fuse {self.fuse!r}: choose score or rank")
+        if self.retrain not in RETRAIN:
+            raise ValueError(f"retrain {self.retrain!r}: choose {' or '.join(RETRAIN)}")
         if not self.name:
             self.name = "tfidf12-svm"
             if self.nb_weight:
@@ -184,7 +213,16 @@ class Model:
                 self.name += f"+lr{self.lr_weight:g}"
             if self.balance == "double":
                 self.name += "-double"
+            if self.fuse == "rank" and (self.nb_weight or self.lr_weight):
+                self.name += "-rrf"
         self._rng = np.random.default_rng(self.seed)
+
+    def _linear_view(self, X):
+        """``compact(X)``, kept for the X last seen (a simulation passes the same one
+        every time)."""
+        if getattr(self, "_view_of", None) is not X:
+            self._view_of, self._view = X, compact(X)
+        return self._view
 
     @staticmethod
     def weights(y: np.ndarray, ratio: float) -> np.ndarray:
@@ -202,11 +240,12 @@ class Model:
             fit_idx, fit_y, fit_w = train_idx[rows], y[rows], None
         else:
             fit_idx, fit_y, fit_w = train_idx, y, self.weights(y, self.svm_ratio)
-        Xt = X[fit_idx]
-        Xp = X[pool_idx]
+        V = self._linear_view(X)
+        Xt = V[fit_idx]
+        Xp = V[pool_idx]
         svm = LinearSVC(C=self.svm_c, loss="squared_hinge")
         svm.fit(Xt, fit_y, sample_weight=fit_w)
-        total = _standardise(svm.decision_function(Xp))
+        parts = [(1.0, svm.decision_function(Xp))]
         if self.lr_weight:
             from sklearn.linear_model import LogisticRegression
 
@@ -214,15 +253,40 @@ class Model:
                 C=self.lr_c, solver="liblinear", dual=True
             )  # dual: fast when words outnumber records
             lr.fit(Xt, fit_y, sample_weight=fit_w)
-            total = total + self.lr_weight * _standardise(lr.decision_function(Xp))
+            parts.append((self.lr_weight, lr.decision_function(Xp)))
         if self.nb_weight:
             Xn = X[train_idx]
             w = self.weights(y, self.nb_ratio)
             c1 = np.asarray(Xn[y == 1].T @ w[y == 1]).ravel() + self.nb_alpha
             c0 = np.asarray(Xn[y == 0].T @ w[y == 0]).ravel() + self.nb_alpha
             log_ratio = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
-            total = total + self.nb_weight * _standardise(np.asarray(Xp @ log_ratio).ravel())
-        return total
+            parts.append((self.nb_weight, np.asarray(X[pool_idx] @ log_ratio).ravel()))
+        if self.fuse == "rank" and len(parts) > 1:
+            return sum(w * reciprocal_rank(v) for w, v in parts)
+        return sum(w * _standardise(v) for w, v in parts)
+
+
+def compact(X):
+    """The same records for the SVM and the logistic regression, fitted faster: the
+    columns that only one record has (most bigrams) are merged into one column per
+    record holding their norm. Every dot product between two records is unchanged, and
+    an L2-regularised linear model (its weights a combination of the training rows)
+    depends on its records only through those, so both models give the same scores
+    (to rounding); fitting costs about a third less. Naive Bayes is not such a model:
+    it keeps the original columns."""
+    from scipy.sparse import csc_matrix, csr_matrix, diags, hstack
+
+    C = csc_matrix(X, dtype=np.float64)  # liblinear's own type: no copy at every fit
+    counts = np.diff(C.indptr)
+    single = counts == 1
+    if not single.any():
+        return csr_matrix(C)
+    rest = C[:, np.flatnonzero(~single)].tocsr()
+    S = C[:, np.flatnonzero(single)].tocsr()
+    norm = np.sqrt(np.asarray(S.multiply(S).sum(axis=1)).ravel()).astype(C.dtype)
+    out = hstack([rest, diags(norm, format="csr")], format="csr")
+    out.eliminate_zeros()
+    return out
 
 
 def double_balance(y: np.ndarray, rng: np.random.Generator, a=2.155, alpha=0.94, b=0.789, beta=1.0) -> np.ndarray:
@@ -247,11 +311,25 @@ def double_balance(y: np.ndarray, rng: np.random.Generator, a=2.155, alpha=0.94,
     return rows
 
 
-def retrain_every(n_labeled: int) -> int:
-    """Decisions between retrainings: every one for the first 400, then one
+RETRAIN = ("every", "taper")
+
+
+def retrain_every(n_labeled: int, retrain: str = "every") -> int:
+    """Decisions between retrainings in a simulation: "every": after each decision
+    (as ASReview LAB does); "taper": every one for the first 400, then one
     retraining per 0.5 % growth of the training set (a 2,000-record set screened to
-    the end costs about 650 fits instead of 2,000; the ranking barely moves)."""
-    return max(1, n_labeled // 200)
+    the end costs about 650 fits instead of 2,000)."""
+    return 1 if retrain == "every" else max(1, n_labeled // 200)
+
+
+RRF_K = 60  # reciprocal rank fusion's usual constant (Cormack, Clarke and Buettcher 2009)
+
+
+def reciprocal_rank(v: np.ndarray) -> np.ndarray:
+    """1 / (RRF_K + rank) of each score, rank 1 the highest (ties: the earlier first)."""
+    ranks = np.empty(len(v))
+    ranks[np.argsort(-v, kind="stable")] = np.arange(1, len(v) + 1)
+    return 1.0 / (RRF_K + ranks)
 
 
 def _standardise(v: np.ndarray) -> np.ndarray:
@@ -293,7 +371,7 @@ def simulate(X, labels: np.ndarray, prior: list[int], model: Model | None = None
     queue: list[int] = []
     while len(order) < n and (to_end or found < total):
         if not queue:
-            queue, _ = next_records(model, X, labeled, retrain_every(len(labeled)))
+            queue, _ = next_records(model, X, labeled, retrain_every(len(labeled), model.retrain))
         i = queue.pop(0)
         labeled[i] = int(labels[i])
         order.append(i)
@@ -351,6 +429,7 @@ def evaluate(
     first_seed: int = 0,
     minilm: float = 0.0,
     cache_dir=None,
+    title_twice: bool = False,
 ) -> dict:
     """Simulate ``seeds`` runs; per-seed rows and their means. ``minilm``: the weight of
     MiniLM embedding features beside TF-IDF (0: TF-IDF only); ``cache_dir``: where the
@@ -359,7 +438,7 @@ def evaluate(
     if minilm > 0 and model.nb_weight:
         raise ValueError("MiniLM features go with the SVM alone: naive Bayes needs non-negative features")
     t0 = time.process_time()
-    X = features(dataset.texts, minilm, cache_dir=cache_dir)
+    X = features(dataset.texts, minilm, cache_dir=cache_dir, titles=dataset.titles if title_twice else None)
     feat_s = time.process_time() - t0
     rows = []
     for seed in range(first_seed, first_seed + seeds):
@@ -375,7 +454,8 @@ def evaluate(
     mean["recall_at_stop"] = float(np.mean([r["recall_at_stop"] for r in rows]))
     return {
         "dataset": dataset.name,
-        "model": model.name + (f"+minilm{minilm:g}" if minilm > 0 else ""),
+        "model": model.name + (f"+minilm{minilm:g}" if minilm > 0 else "") + ("+title2" if title_twice else ""),
+        "retrain": model.retrain,
         "records": len(dataset.labels),
         "included": int(dataset.labels.sum()),
         "seeds": seeds,
