@@ -14,45 +14,18 @@ a rerun only simulates what is missing.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import sqlite3
-import subprocess
 import sys
-import tempfile
-import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from scirag import screening
+from scirag.evaluation import asreview_side
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "screening"
 CACHE = ROOT / "reports" / "bench_screening_asreview"  # one JSON file of orders per dataset
-KEYS = ("wss95", "recall_at_10pct", "recall_at_20pct")
-
-
-def asreview_order(asreview: str, data: screening.Dataset, prior: list[int], seed: int, work: Path) -> list[int]:
-    """Rows in the order `asreview simulate` screened them (priors first)."""
-    src = work / f"{data.name}.csv"
-    if not src.exists():
-        with open(src, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["title", "abstract", "label_included"])
-            for text, title, label in zip(data.texts, data.titles, data.labels):
-                w.writerow([title, text[len(title) :].strip(), int(label)])
-    out = work / f"{data.name}-{seed}.asreview"
-    out.unlink(missing_ok=True)
-    cmd = [asreview, "simulate", str(src), "--prior-idx", *map(str, prior), "--seed", str(seed), "-o", str(out)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    with zipfile.ZipFile(out) as z:
-        db = work / "results.db"
-        db.write_bytes(z.read("results.db"))
-    with sqlite3.connect(db) as c:
-        rows = c.execute("SELECT record_id FROM results ORDER BY rowid").fetchall()
-    return [int(r[0]) for r in rows]
 
 
 def main() -> int:
@@ -71,35 +44,18 @@ def main() -> int:
     if not files:
         sys.exit(f"no screening datasets in {args.data}")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for f in files:
-            data = screening.load_dataset(f)
-            cache_file = CACHE / f"{data.name}.json"
-            cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
-            ours = screening.evaluate(data, args.seeds)
-            theirs = []
-            for seed in range(args.seeds):
-                prior = screening.priors(data.labels, seed)
-                key = f"{data.name}/{seed}/{prior[0]},{prior[1]}"
-                if key not in cache:
-                    t = time.time()
-                    cache[key] = asreview_order(args.asreview, data, prior, seed, Path(tmp))
-                    print(f"  asreview {key}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
-                    CACHE.mkdir(parents=True, exist_ok=True)
-                    cache_file.write_text(json.dumps(cache))
-                theirs.append(screening.metrics(cache[key], data.labels))
-            row = {"dataset": data.name, "records": len(data.labels), "included": int(data.labels.sum())}
-            for k in KEYS:
-                row[f"asreview_{k}"] = float(np.mean([m[k] for m in theirs]))
-                row[f"scirag_{k}"] = ours[k]
-            row["diff_wss95"] = row["scirag_wss95"] - row["asreview_wss95"]
-            row["scirag_cpu_s_per_seed"] = float(np.mean([r["cpu_s"] for r in ours["per_seed"]]))
-            rows.append(row)
-            print(
-                f"  {data.name}: asreview {row['asreview_wss95']:.3f} scirag {row['scirag_wss95']:.3f}",
-                file=sys.stderr,
-                flush=True,
-            )
+    for f in files:
+        data = screening.load_dataset(f)
+        ours = screening.evaluate(data, args.seeds)
+        theirs = asreview_side.asreview_runs(args.asreview, data, args.seeds, cache_dir=CACHE)
+        row = asreview_side.side_by_side(data, ours, theirs)
+        row["scirag_cpu_s_per_seed"] = float(np.mean([r["cpu_s"] for r in ours["per_seed"]]))
+        rows.append(row)
+        print(
+            f"  {data.name}: asreview {row['asreview_wss95']:.3f} scirag {row['scirag_wss95']:.3f}",
+            file=sys.stderr,
+            flush=True,
+        )
     mean = {"dataset": "MEAN", "records": "", "included": ""}
     for k in rows[0]:
         if k.startswith(("asreview_", "scirag_", "diff_")):
@@ -112,9 +68,7 @@ def main() -> int:
     print(f"WSS@95 and recall, means over {args.seeds} seeds (same priors and seeds for both)")
     print_table(
         rows + [mean],
-        ["dataset", "records", "included", "asreview_wss95", "scirag_wss95", "diff_wss95"]
-        + ["asreview_recall_at_10pct", "scirag_recall_at_10pct", "asreview_recall_at_20pct", "scirag_recall_at_20pct"]
-        + ["scirag_cpu_s_per_seed"],
+        asreview_side.COLUMNS + ["scirag_cpu_s_per_seed"],
     )
     worst = min(r["diff_wss95"] for r in rows)
     print(

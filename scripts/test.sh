@@ -21,6 +21,8 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
 PY
 log "pgTAP suites"
 "$SCIRAG_ROOT/scripts/pgtap.sh" "$dsn" --shuffle
+# ASReview LAB in its own virtualenv, for the test that runs it beside scirag's screener
+"$SCIRAG_ROOT/scripts/install_asreview.sh"
 log "pytest"
 ( cd "$SCIRAG_ROOT" && SCIRAG_TEST_DSN="$dsn" "$SCIRAG_VENV/bin/python" -m pytest -q tests/py "$@" )
 # A full run (no pytest selection given) also upgrades a database of the last release

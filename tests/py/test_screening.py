@@ -387,3 +387,44 @@ def test_title_counted_twice_weighs_title_words_and_joins_no_copies(tmp_path):
     data = screening.load_dataset(write_csv(tmp_path / "t.csv.gz", make_set()))
     res = screening.evaluate(data, 1, title_twice=True)
     assert res["model"] == "tfidf12-svm+title2" and res["wss95"] > 0.75
+
+
+# ---------------------------------------------------------------------------------
+# ASReview LAB beside scirag: `scirag eval screening --asreview PATH`
+# ---------------------------------------------------------------------------------
+
+ASREVIEW = Path(os.environ.get("SCIRAG_ASREVIEW") or ROOT / ".venv-asreview" / "bin" / "asreview")
+
+
+def test_asreview_that_is_no_program_is_refused_before_any_work(tmp_path, run_cli):
+    path = write_csv(tmp_path / "a.csv.gz", make_set(60, 4))
+    proc = run_cli("eval", "screening", str(path), "--no-store", "--asreview", str(tmp_path / "missing"))
+    assert proc.returncode == 2
+    assert "--asreview" in proc.stderr and "not an executable file" in proc.stderr
+
+
+def test_asreview_that_fails_is_one_line_naming_the_set_and_seed(tmp_path, run_cli):
+    path = write_csv(tmp_path / "a.csv.gz", make_set(60, 4))
+    fake = tmp_path / "asreview"  # a program that fails as a broken install would
+    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named asreview' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    proc = run_cli("eval", "screening", str(path), "--no-store", "--seeds", "1", "--asreview", str(fake))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "asreview simulate failed on a seed 0: ModuleNotFoundError" in proc.stderr
+
+
+@pytest.mark.skipif(not ASREVIEW.is_file(), reason="ASReview LAB not installed (scripts/bench_screening.sh installs it)")
+def test_eval_screening_runs_asreview_side_by_side_on_the_same_priors(tmp_path, run_cli):
+    path = write_csv(tmp_path / "side.csv.gz", make_set(150, 8))
+    proc = run_cli("eval", "screening", str(path), "--no-store", "--seeds", "2", "--json", "--asreview", str(ASREVIEW))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    side = result["asreview"]
+    assert [r["seed"] for r in side["per_seed"]] == [0, 1]
+    assert side["scirag_wss95"] == pytest.approx(result["wss95"], abs=1e-4)
+    # the default screener is ASReview's default model (TF-IDF, SVM, class weights,
+    # retrained after every decision): from the same priors it screens the same order
+    assert side["diff_wss95"] == 0.0
+    assert side["asreview_recall_at_10pct"] == pytest.approx(result["recall_at_10pct"], abs=1e-4)
+    table = run_cli("eval", "screening", str(path), "--no-store", "--seeds", "1", "--asreview", str(ASREVIEW))
+    assert "Side by side" in table.stdout and "asreview_wss95" in table.stdout

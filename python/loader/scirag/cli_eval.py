@@ -4,6 +4,7 @@ questions through retrieval and answers, and the HTML report."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -315,6 +316,12 @@ def eval_screening(
     minilm: float = typer.Option(
         0.0, "--minilm", min=0.0, max=4.0, help="weight of MiniLM embedding features beside TF-IDF (0: off; try 0.5)"
     ),
+    asreview: Optional[Path] = typer.Option(
+        None,
+        "--asreview",
+        help="ASReview LAB's asreview program (scripts/bench_screening.sh installs 3.0.8 in .venv-asreview): "
+        "run its default model on the same priors and seeds and print both side by side",
+    ),
     dsn: Optional[str] = DsnOption,
 ):
     """Simulate active-learning title/abstract screening from a labelled set: each seed
@@ -322,12 +329,28 @@ def eval_screening(
     decision and shows the most likely relevant record next. Reports WSS@95, recall
     after 10 % and 20 % screened and records needed to find every inclusion."""
     from scirag import screening
+    from scirag.evaluation import asreview_side
 
+    if asreview is not None and not (asreview.is_file() and os.access(asreview, os.X_OK)):
+        raise typer.BadParameter(
+            f"{asreview} is not an executable file (scripts/bench_screening.sh installs it as "
+            ".venv-asreview/bin/asreview)",
+            param_hint="--asreview",
+        )
     try:
         data = screening.load_dataset(dataset)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="DATASET") from None
     result = screening.evaluate(data, seeds, first_seed=first_seed, minilm=minilm)
+    side = None
+    if asreview is not None:
+        try:
+            theirs = asreview_side.asreview_runs(str(asreview), data, seeds, first_seed)
+        except RuntimeError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        side = asreview_side.side_by_side(data, result, theirs)
+        result["asreview"] = {**side, "per_seed": theirs}
     if store:
         result["run_id"] = screening.store(dsn or db.default_dsn(), result)
     if as_json:
@@ -341,3 +364,6 @@ def eval_screening(
         [result],
         ["dataset", "records", "included", "seeds", "wss95", "recall_at_10pct", "recall_at_20pct", "records_to_all"],
     )
+    if side is not None:
+        print(f"Side by side, means over {seeds} seeds (same priors and seeds for both):")
+        print_table([side], asreview_side.COLUMNS)
