@@ -413,7 +413,9 @@ def test_asreview_that_fails_is_one_line_naming_the_set_and_seed(tmp_path, run_c
     assert "asreview simulate failed on a seed 0: ModuleNotFoundError" in proc.stderr
 
 
-@pytest.mark.skipif(not ASREVIEW.is_file(), reason="ASReview LAB not installed (scripts/bench_screening.sh installs it)")
+@pytest.mark.skipif(
+    not ASREVIEW.is_file(), reason="ASReview LAB not installed (scripts/bench_screening.sh installs it)"
+)
 def test_eval_screening_runs_asreview_side_by_side_on_the_same_priors(tmp_path, run_cli):
     path = write_csv(tmp_path / "side.csv.gz", make_set(150, 8))
     proc = run_cli("eval", "screening", str(path), "--no-store", "--seeds", "2", "--json", "--asreview", str(ASREVIEW))
