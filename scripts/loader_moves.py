@@ -67,9 +67,13 @@ def _split_names(indent: str, module: str, names: str, comment: str) -> list[str
     return [f"{indent}from scirag.{m} import {', '.join(ns)}{comment}" for m, ns in groups.items()]
 
 
-# the two old modules whose names are packages now: importing their submodules is new code
+# the two old modules whose names are packages now: importing their submodules (those
+# the move made, and any added to the package since) is new code
+LOADER = Path(__file__).resolve().parents[1] / "python" / "loader" / "scirag"
 PACKAGES = {
-    old: {new.split(".")[1] for new in MOVES.values() if new.startswith(old + ".")} | {"pdf"}
+    old: {new.split(".")[1] for new in MOVES.values() if new.startswith(old + ".")}
+    | {"pdf"}
+    | {p.stem for p in (LOADER / old).glob("*.py") if p.stem != "__init__"}
     for old in ("ingest", "evaluation")
 }
 

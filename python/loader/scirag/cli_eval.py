@@ -319,8 +319,8 @@ def eval_screening(
     asreview: Optional[Path] = typer.Option(
         None,
         "--asreview",
-        help="ASReview LAB's asreview program (scripts/bench_screening.sh installs 3.0.8 in .venv-asreview): "
-        "run its default model on the same priors and seeds and print both side by side",
+        help="ASReview LAB's asreview program (installed by scripts/install_asreview.sh): run its default "
+        "model from the same priors and seeds and print both side by side",
     ),
     dsn: Optional[str] = DsnOption,
 ):
