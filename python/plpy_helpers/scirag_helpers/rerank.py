@@ -588,8 +588,8 @@ def _scores_in_time(model, query: str, texts: list[str], deadline_ms, tick, cloc
     """The model's scores of ``texts`` in order, one batch at a time, for as long as the
     deadline allows: a batch is not started when the last one's duration says it would end
     after the deadline (nor any when none is left), so a call overruns by at most its first
-    batch. ``tick`` runs before
-    every batch (cancel and statement_timeout end the call there)."""
+    batch. ``tick`` runs before every batch (cancel and statement_timeout end the call
+    there)."""
     step = max(1, min(64, int(getattr(model, "batch_size", 64) or 64)))
     scores: list[float] = []
     last = 0.0
