@@ -210,6 +210,9 @@ def test_options_defaults_and_errors():
         ({"entities": "Harlan"}, "entities"),
         ({"intent": "WHY"}, "intent"),
         ({"fused_scores": [1, "a"]}, "fused_scores"),
+        ({"deadline_ms": -1}, "deadline_ms"),
+        ({"deadline_ms": 600_001}, "deadline_ms"),
+        ({"deadline_ms": "5"}, "deadline_ms"),
     ]:
         with pytest.raises(rr.OptionsError, match=key):
             rr.parse_options(bad)
@@ -347,6 +350,77 @@ def test_cross_encoder_loads_a_local_onnx_folder(tmp_path):
     model = next(iter(cache["scirag_rerankers"].values()))
     rr.rerank(QUERY, [1], PASSAGES[:1], opts, cache=cache)
     assert next(iter(cache["scirag_rerankers"].values())) is model
+
+
+# ---------------------------------------------------------------------------
+# The deadline: what is scored in time is reordered, the rest keeps its fused order
+# ---------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+class TimedModel:
+    """A cross-encoder whose every batch takes ``batch_s`` seconds of the fake clock;
+    passage i scores ``scores[i]``."""
+
+    name = "cross_encoder"
+
+    def __init__(self, clock, scores, batch_size=2, batch_s=0.010, load_s=0.0):
+        self.clock, self.scores, self.batch_size, self.batch_s = clock, scores, batch_size, batch_s
+        self.clock.t += load_s
+        self.calls = []
+
+    def score(self, query, passages):
+        self.calls.append(len(passages))
+        self.clock.t += self.batch_s
+        return [self.scores[PASSAGES6.index(p)] for p in passages]
+
+
+PASSAGES6 = [f"passage {i}" for i in range(6)]
+FUSED6 = [6, 5, 4, 3, 2, 1]  # the fused order is the input order
+MODEL6 = [0.1, 0.2, 0.3, 0.9, 0.8, 0.7]  # the model prefers the lower half
+
+
+def test_rerank_stops_before_a_batch_that_would_end_past_the_deadline():
+    clock = FakeClock()
+    model = TimedModel(clock, MODEL6)
+    opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": FUSED6, "deadline_ms": 25}
+    rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, opts, cross_encoder=model, clock=clock)
+    # batches end at 10 and 20 ms; a third would end at 30 > 25, so it is not started
+    assert model.calls == [2, 2]
+    assert [r[0] for r in rows] == [3, 2, 1, 0, 4, 5]  # scored 0-3 by the model, then 4, 5 in fused order
+    assert {r[2] for r in rows} == {"partial: deadline, 4 of 6 scored"}
+    assert min(r[1] for r in rows[:4]) > max(r[1] for r in rows[4:])
+    # time enough: everything scored, the model's order
+    clock = FakeClock()
+    model = TimedModel(clock, MODEL6)
+    rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, {**opts, "deadline_ms": 1000}, cross_encoder=model, clock=clock)
+    assert model.calls == [2, 2, 2] and [r[0] for r in rows] == [3, 4, 5, 2, 1, 0]
+    assert {r[2] for r in rows} == {"ok"}
+    # no deadline: the whole pool, however long it takes
+    clock = FakeClock()
+    model = TimedModel(clock, MODEL6, batch_s=60.0)
+    rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, {**opts, "deadline_ms": None}, cross_encoder=model, clock=clock)
+    assert model.calls == [2, 2, 2] and {r[2] for r in rows} == {"ok"}
+
+
+def test_rerank_with_no_time_left_keeps_the_fused_order_and_scores_nothing(monkeypatch):
+    for deadline, load_s in ((0, 0.0), (50, 0.2)):  # none left, or spent loading the model
+        clock = FakeClock()
+        loaded = []
+        monkeypatch.setattr(
+            rr, "_reranker", lambda *a, **k: loaded.append(TimedModel(clock, MODEL6, load_s=load_s)) or loaded[-1]
+        )
+        opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": FUSED6, "deadline_ms": deadline}
+        rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, opts, clock=clock)
+        assert [r[0] for r in rows] == list(range(6)) and {r[2] for r in rows} == {"fallback: deadline"}
+        assert len(loaded) == 1 and loaded[0].calls == []  # the model was loaded, never run
 
 
 # ---------------------------------------------------------------------------
@@ -490,3 +564,38 @@ def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_cor
         admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
     else:  # the deployed "builtin" (schema/deep_rerank) for the tests after this one
         admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)
+
+
+def test_retrieve_gives_the_rerank_stage_what_its_deadline_leaves(
+    reader_conn, admin_conn, demo_corpus, server_model_dir
+):
+    before = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
+    admin_conn.execute(
+        "INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(server_model_dir),),
+    )
+    try:
+        stages = {}
+        for deadline in (60000, 0):
+            opts = {
+                "layers": ["keyword"],
+                "pool": 3,
+                "deadline_ms": deadline,
+                "rerank": {"reranker": "cross_encoder", "entity_boost": 0, "batch_size": 1},
+            }
+            rows = reader_conn.execute(
+                "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => %s)",
+                (json.dumps(opts),),
+            ).fetchall()
+            assert len(rows) == 3
+            trace = reader_conn.execute("SELECT scirag.last_trace()").fetchone()[0]
+            stages[deadline] = next(s for s in trace["stages"] if s["stage"] == "rerank")
+        assert stages[60000]["status"] == "ok" and stages[60000]["candidates"] == 3
+        # no time left once the layers ran: the model is never run and the fused order stays
+        assert stages[0]["status"] == "fallback: deadline"
+    finally:
+        if before is None:
+            admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
+        else:
+            admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -57,7 +58,9 @@ DEFAULTS = {
     "batch_size": 8,
     "max_length": 512,
     "fused_scores": None,  # base scores when no model runs (normalised)
+    "deadline_ms": None,  # time left for the model (retrieve passes what its deadline leaves)
 }
+MAX_DEADLINE_MS = 600_000  # the bound of retrieve's own deadline_ms
 
 
 class OptionsError(ValueError):
@@ -126,6 +129,9 @@ def parse_options(options) -> dict:
                 raise OptionsError(
                     f'rerank option "entities" takes at most {MAX_ENTITIES} strings of at most 200 characters'
                 )
+        elif key == "deadline_ms":
+            if v is not None and (not _is_number(v) or not 0 <= v <= MAX_DEADLINE_MS):
+                raise OptionsError(f'rerank option "deadline_ms" must be a number between 0 and {MAX_DEADLINE_MS}')
         elif key == "fused_scores":
             if v is not None and (not isinstance(v, list) or not all(_is_number(x) for x in v)):
                 raise OptionsError('rerank option "fused_scores" must be a list of numbers')
@@ -502,6 +508,7 @@ def rerank(
     cache: dict | None = None,
     env: dict | None = None,
     interrupt: Callable[[], None] | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> list[tuple[int, float, str]]:
     """Rows (chunk_id, score, status), best first.
 
@@ -510,7 +517,9 @@ def rerank(
     chunk id to its level, kind, is_table and section_path; ``classify`` gives
     the intent when the options do not; ``cache`` (GD) keeps loaded models;
     ``interrupt`` is called between units of work (in the database it calls back
-    into the server, which honours statement_timeout and pg_cancel_backend)."""
+    into the server, which honours statement_timeout and pg_cancel_backend);
+    ``clock`` (seconds, default time.monotonic) measures the ``deadline_ms`` option:
+    what is scored in time is reordered, the rest keeps its fused order below it."""
     opts = parse_options(options)
     ids = list(chunk_ids or [])
     texts = [t or "" for t in (contents or [])]
@@ -528,19 +537,17 @@ def rerank(
 
     status = "disabled"
     if opts["reranker"] != "none":
+        clock = clock or time.monotonic
+        t0 = clock()  # loading the model counts against the deadline too
         try:
             model = _reranker(opts, llm=llm, cross_encoder=cross_encoder, cache=cache, env=env)
             # An LLM reranker scores the head of the pool only: each batch is a paid call.
             head = min(n, LLM_MAX_PASSAGES) if getattr(model, "name", "") == "llm" else n
-            scores = []
-            for start in range(0, head, 64):
-                try:
-                    tick()
-                except Exception as exc:  # a cancel or timeout must end the call, not fall back
-                    raise _Interrupted() from exc
-                scores.extend(model.score(query or "", texts[start : min(head, start + 64)]))
-            if len(scores) != head:
-                raise RerankFailure("bad_output")
+            scores = _scores_in_time(model, query or "", texts[:head], opts["deadline_ms"], tick, clock, t0)
+            if not scores:
+                raise RerankFailure("deadline")
+            scored = "ok" if len(scores) == head else f"partial: deadline, {len(scores)} of {n} scored"
+            head = len(scores)
             w = getattr(model, "fused_weight", 0.0) or 0.0
             if w > 0:  # the model folder's blend with the fused order (reranker.json)
                 scores = [(1.0 - w) * float(s) + w * base[i] for i, s in enumerate(scores)]
@@ -548,7 +555,7 @@ def rerank(
             floor = min(scores) if scores else 0.0
             tail = [floor - 1.0 + base[i] / 2.0 for i in range(head, n)]
             base = [float(x) for x in scores] + tail
-            status = "ok"
+            status = scored
         except _Interrupted as exc:
             raise exc.__cause__ from None
         except RerankFailure as exc:
@@ -575,6 +582,31 @@ def rerank(
         ]
     order = sorted(range(n), key=lambda i: (-final[i], i))
     return [(ids[i], final[i], status) for i in order]
+
+
+def _scores_in_time(model, query: str, texts: list[str], deadline_ms, tick, clock, t0) -> list[float]:
+    """The model's scores of ``texts`` in order, one batch at a time, for as long as the
+    deadline allows: a batch is not started when the last one's duration says it would end
+    after the deadline (nor any when none is left), so a call overruns by at most its first
+    batch. ``tick`` runs before every batch (cancel and statement_timeout end the call
+    there)."""
+    step = max(1, min(64, int(getattr(model, "batch_size", 64) or 64)))
+    scores: list[float] = []
+    last = 0.0
+    for start in range(0, len(texts), step):
+        try:
+            tick()
+        except Exception as exc:  # a cancel or timeout must end the call, not fall back
+            raise _Interrupted() from exc
+        began = clock()
+        if deadline_ms is not None and (deadline_ms <= 0 or (began - t0 + last) * 1000.0 > deadline_ms):
+            break
+        batch = model.score(query, texts[start : start + step])
+        if len(batch) != len(texts[start : start + step]):
+            raise RerankFailure("bad_output")
+        scores.extend(batch)
+        last = clock() - began
+    return scores
 
 
 def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None) -> Reranker:
