@@ -3,6 +3,7 @@
 cross-encoder inside PostgreSQL (scirag.rerank, PL/Python, one onnxruntime thread).
 
     .venv/bin/python scripts/bench_reranker.py [--db scirag_beir_scifact] [--queries 40] [--candidates 50]
+        [--deadline-ms 1500]
 
 Needs a loaded SciFact database (``scirag eval beir ../shared/data/scifact`` loads it).
 For each of the first --queries claims: the deep profile's fused candidates without
@@ -10,8 +11,10 @@ reranking (scirag.retrieve with rerank off, k = --candidates), then the timed ca
 scirag.rerank over them with the deep profile's rerank options. The first call of
 the session loads the model and is reported apart. Prints one JSON object with the
 p50/p95 of the rerank call, and of deep retrieval with and without reranking and of
-the interactive profile at k 10 on the same claims. The machine may be shared: say so
-when quoting the numbers.
+the interactive profile at k 10 on the same claims. With --deadline-ms, deep retrieval
+reranking the pool is also timed under that deadline, with the rerank stage's statuses
+(how many candidates were scored in time). The machine may be shared: say so when
+quoting the numbers.
 """
 
 from __future__ import annotations
@@ -48,9 +51,14 @@ def main(argv=None) -> int:
         default='{"reranker": "cross_encoder", "batch_size": 16, "max_length": 192, "entity_boost": 0}',
         help="the rerank options timed (JSON)",
     )
+    ap.add_argument(
+        "--deadline-ms", type=float, default=None, help="also time deep retrieval reranking under this deadline"
+    )
     args = ap.parse_args(argv)
     if not 1 <= args.candidates <= 1000 or not 1 <= args.queries <= 10000:
         raise SystemExit("bench_reranker: --candidates must be 1-1000 and --queries 1-10000")
+    if args.deadline_ms is not None and not 0 <= args.deadline_ms <= 600000:
+        raise SystemExit("bench_reranker: --deadline-ms must be 0-600000")
     dsn = db.benchmark_dsn(os.environ.get("SCIRAG_DSN"), args.db)
     claims = [json.loads(line)["text"] for line in open(args.data / "queries.jsonl", encoding="utf-8")]
     claims = claims[: args.queries]
@@ -95,6 +103,20 @@ def main(argv=None) -> int:
                 )[0]
             )
             inter_ms.append(timed(reader, "SELECT chunk_id FROM scirag.retrieve(%s, 10)", (q,))[0])
+        deadline_ms, deadline_status = [], {}
+        if args.deadline_ms is not None:
+            under = json.dumps({"pool": args.candidates, "rerank": opts, "deadline_ms": args.deadline_ms})
+            for q in claims:
+                deadline_ms.append(
+                    timed(
+                        reader,
+                        "SELECT chunk_id FROM scirag.retrieve(%s, 10, profile => 'deep', options => %s)",
+                        (q, under),
+                    )[0]
+                )
+                trace = reader.execute("SELECT scirag.last_trace()").fetchone()[0]
+                st = next((s["status"] for s in trace["stages"] if s["stage"] == "rerank"), "no stage")
+                deadline_status[st] = deadline_status.get(st, 0) + 1
 
     def p(xs):
         return {
@@ -116,6 +138,17 @@ def main(argv=None) -> int:
                 "deep_k10_rerank_pool_ms": p(deep_ms),
                 "deep_k10_no_rerank_ms": p(deep_off_ms),
                 "interactive_k10_ms": p(inter_ms),
+                **(
+                    {
+                        f"deep_k10_rerank_pool_deadline_{args.deadline_ms:g}_ms": {
+                            **p(deadline_ms),
+                            "max": round(max(deadline_ms), 1),
+                        },
+                        "deadline_rerank_status": deadline_status,
+                    }
+                    if deadline_ms
+                    else {}
+                ),
                 "load_average": os.getloadavg(),
             },
             indent=2,

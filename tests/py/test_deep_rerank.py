@@ -410,17 +410,20 @@ def test_rerank_stops_before_a_batch_that_would_end_past_the_deadline():
     assert model.calls == [2, 2, 2] and {r[2] for r in rows} == {"ok"}
 
 
-def test_rerank_with_no_time_left_keeps_the_fused_order_and_scores_nothing(monkeypatch):
-    for deadline, load_s in ((0, 0.0), (50, 0.2)):  # none left, or spent loading the model
-        clock = FakeClock()
-        loaded = []
-        monkeypatch.setattr(
-            rr, "_reranker", lambda *a, **k: loaded.append(TimedModel(clock, MODEL6, load_s=load_s)) or loaded[-1]
-        )
-        opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": FUSED6, "deadline_ms": deadline}
-        rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, opts, clock=clock)
-        assert [r[0] for r in rows] == list(range(6)) and {r[2] for r in rows} == {"fallback: deadline"}
-        assert len(loaded) == 1 and loaded[0].calls == []  # the model was loaded, never run
+@pytest.mark.parametrize("deadline, load_s", [(0, 0.0), (50, 0.2)])  # none left, or spent loading the model
+def test_rerank_with_no_time_left_keeps_the_fused_order_and_scores_nothing(monkeypatch, deadline, load_s):
+    clock = FakeClock()
+    loaded = []
+
+    def load(*_args, **_kwargs):
+        loaded.append(TimedModel(clock, MODEL6, load_s=load_s))
+        return loaded[-1]
+
+    monkeypatch.setattr(rr, "_reranker", load)
+    opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": FUSED6, "deadline_ms": deadline}
+    rows = rr.rerank(QUERY, list(range(6)), PASSAGES6, opts, clock=clock)
+    assert [r[0] for r in rows] == list(range(6)) and {r[2] for r in rows} == {"fallback: deadline"}
+    assert len(loaded) == 1 and loaded[0].calls == []  # the model was loaded, never run
 
 
 # ---------------------------------------------------------------------------
