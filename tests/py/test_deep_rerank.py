@@ -540,14 +540,24 @@ def server_model_dir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_corpus, server_model_dir):
-    # the model folder is an admin setting (issue 13), never a caller's option
+@pytest.fixture
+def server_model_setting(admin_conn, server_model_dir):
+    """The admin setting reranker_model_path pointed at the tiny model (the model folder is
+    an admin setting, issue 13, never a caller's option), put back afterwards."""
     before = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
     admin_conn.execute(
         "INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (str(server_model_dir),),
     )
+    yield server_model_dir
+    if before is None:
+        admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
+    else:  # the deployed "builtin" (schema/deep_rerank) for the tests after this one
+        admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)
+
+
+def test_sql_rerank_with_a_local_cross_encoder(reader_conn, demo_corpus, server_model_setting):
     ids = [
         r[0]
         for r in reader_conn.execute(
@@ -563,42 +573,24 @@ def test_sql_rerank_with_a_local_cross_encoder(reader_conn, admin_conn, demo_cor
     assert [r[0] for r in rows] == [ids[i] for i in sorted(range(3), key=lambda i: -expected[i])]
     assert [round(r[1], 5) for r in rows] == sorted((round(e, 5) for e in expected), reverse=True)
     assert {r[2] for r in rows} == {"ok"}
-    if before is None:
-        admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
-    else:  # the deployed "builtin" (schema/deep_rerank) for the tests after this one
-        admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)
 
 
-def test_retrieve_gives_the_rerank_stage_what_its_deadline_leaves(
-    reader_conn, admin_conn, demo_corpus, server_model_dir
-):
-    before = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
-    admin_conn.execute(
-        "INSERT INTO scirag.settings (key, value, description) VALUES ('reranker_model_path', %s, 'test') "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (str(server_model_dir),),
-    )
-    try:
-        stages = {}
-        for deadline in (60000, 0):
-            opts = {
-                "layers": ["keyword"],
-                "pool": 3,
-                "deadline_ms": deadline,
-                "rerank": {"reranker": "cross_encoder", "entity_boost": 0, "batch_size": 1},
-            }
-            rows = reader_conn.execute(
-                "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => %s)",
-                (json.dumps(opts),),
-            ).fetchall()
-            assert len(rows) == 3
-            trace = reader_conn.execute("SELECT scirag.last_trace()").fetchone()[0]
-            stages[deadline] = next(s for s in trace["stages"] if s["stage"] == "rerank")
-        assert stages[60000]["status"] == "ok" and stages[60000]["candidates"] == 3
-        # no time left once the layers ran: the model is never run and the fused order stays
-        assert stages[0]["status"] == "fallback: deadline"
-    finally:
-        if before is None:
-            admin_conn.execute("DELETE FROM scirag.settings WHERE key = 'reranker_model_path'")
-        else:
-            admin_conn.execute("UPDATE scirag.settings SET value = %s WHERE key = 'reranker_model_path'", before)
+def test_retrieve_gives_the_rerank_stage_what_its_deadline_leaves(reader_conn, demo_corpus, server_model_setting):
+    stages = {}
+    for deadline in (60000, 0):
+        opts = {
+            "layers": ["keyword"],
+            "pool": 3,
+            "deadline_ms": deadline,
+            "rerank": {"reranker": "cross_encoder", "entity_boost": 0, "batch_size": 1},
+        }
+        rows = reader_conn.execute(
+            "SELECT chunk_id FROM scirag.retrieve('barley straw Harlan County', 3, options => %s)",
+            (json.dumps(opts),),
+        ).fetchall()
+        assert len(rows) == 3
+        trace = reader_conn.execute("SELECT scirag.last_trace()").fetchone()[0]
+        stages[deadline] = next(s for s in trace["stages"] if s["stage"] == "rerank")
+    assert stages[60000]["status"] == "ok" and stages[60000]["candidates"] == 3
+    # no time left once the layers ran: the model is never run and the fused order stays
+    assert stages[0]["status"] == "fallback: deadline"
