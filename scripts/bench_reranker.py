@@ -48,8 +48,8 @@ def main(argv=None) -> int:
     ap.add_argument("--candidates", type=int, default=50)
     ap.add_argument(
         "--rerank",
-        default='{"reranker": "cross_encoder", "batch_size": 16, "max_length": 192, "entity_boost": 0}',
-        help="the rerank options timed (JSON)",
+        default='{"reranker": "cross_encoder", "batch_size": 16, "entity_boost": 0}',
+        help="the rerank options timed (JSON; the deep profile's: the model folder gives the pair length)",
     )
     ap.add_argument(
         "--deadline-ms", type=float, default=None, help="also time deep retrieval reranking under this deadline"

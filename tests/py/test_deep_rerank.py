@@ -352,6 +352,36 @@ def test_cross_encoder_loads_a_local_onnx_folder(tmp_path):
     assert next(iter(cache["scirag_rerankers"].values())) is model
 
 
+def test_a_long_passage_is_cut_only_where_the_pair_keeps_the_same_tokens(tmp_path):
+    model = rr.CrossEncoderReranker(str(write_model_dir(tmp_path / "m")), max_length=10)  # cut at 80 characters
+    words = "Harlan County supplies barley straw every year in August " * 8
+    one_long_word = "x" * 79 + " barley straw" * 20  # the first 80 characters hold one token
+    long_question = " ".join(["barley straw"] * 12)  # longer than the pair: the passage is not the longer side
+    cases = [(QUERY, words), (QUERY, one_long_word), (long_question, words), (QUERY, "Straw is baled.")]
+    heads = [model._heads(q, [p])[0] for q, p in cases]
+    assert len(heads[0]) < len(words)  # the usual case is cut (it is what saves the time) ...
+    assert heads[1:] == [one_long_word, words, "Straw is baled."]  # ... these are not
+    for (q, p), head in zip(cases, heads):
+        assert model.tokenizer.encode(q, head).ids == model.tokenizer.encode(q, p).ids
+
+
+def test_the_length_a_model_was_trained_at_caps_its_pairs(tmp_path):
+    # reranker.json's max_length: a caller asking for longer pairs gets the trained length
+    # (the pairs are cut there, so the scores are those of max_length 10 asked outright)
+    capped = write_model_dir(tmp_path / "capped")
+    (capped / "reranker.json").write_text('{"max_length": 10}')
+    plain = write_model_dir(tmp_path / "plain")
+    long_asked = rr.CrossEncoderReranker(str(capped), max_length=512)
+    assert long_asked.max_length == 10
+    assert long_asked.score(QUERY, PASSAGES) == rr.CrossEncoderReranker(str(plain), max_length=10).score(
+        QUERY, PASSAGES
+    )
+    assert long_asked.score(QUERY, PASSAGES) != rr.CrossEncoderReranker(str(plain), max_length=512).score(
+        QUERY, PASSAGES
+    )
+    assert rr.CrossEncoderReranker(str(capped), max_length=4).max_length == 8  # shorter asks stand (8 at least)
+
+
 # ---------------------------------------------------------------------------
 # The deadline: what is scored in time is reordered, the rest keeps its fused order
 # ---------------------------------------------------------------------------

@@ -154,15 +154,24 @@ def test_builtin_setting_names_the_shipped_folder():
     assert rr.resolve_model_path("") is None and rr.resolve_model_path(None) is None
 
 
-def test_a_folders_blend_weight(tmp_path):
-    assert rr.read_fused_weight(str(tmp_path)) == 0.0  # no reranker.json: the model alone
+def test_a_folders_blend_weight_and_trained_length(tmp_path):
+    assert rr.read_model_config(str(tmp_path)) == (0.0, None)  # no reranker.json: the model alone
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25}')
-    assert rr.read_fused_weight(str(tmp_path)) == 0.25
-    assert rr.read_fused_weight(str(tmp_path / "model.onnx")) == 0.25  # the .onnx path, the file beside it
-    for bad in ('{"fused_weight": 2}', '{"fused_weight": "x"}', "not json"):
+    assert rr.read_model_config(str(tmp_path)) == (0.25, None)
+    (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25, "max_length": 64}')
+    assert rr.read_model_config(str(tmp_path / "model.onnx")) == (0.25, 64)  # the .onnx path, the file beside it
+    for bad in (
+        '{"fused_weight": 2}',
+        '{"fused_weight": "x"}',
+        '{"max_length": 4}',
+        '{"max_length": 64.5}',
+        '{"max_length": true}',
+        '{"max_length": 100000}',
+        "not json",
+    ):
         (tmp_path / "reranker.json").write_text(bad)
         with pytest.raises(rr.RerankFailure, match="model_unavailable"):
-            rr.read_fused_weight(str(tmp_path))
+            rr.read_model_config(str(tmp_path))
 
 
 class _Scorer:

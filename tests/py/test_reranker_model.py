@@ -1,10 +1,10 @@
 """The deep profile with a cross-encoder behind the rerank protocol (issue 29), in the
 database: the admin setting reranker_model_path (deployed as "builtin", the folder
-scirag_helpers/models/reranker), the deep profile reranking its fused pool with a real
-ONNX model when a caller turns the stage on, and the fallback to the fused order with a
-trace entry when the model is missing. The in-database tests use the hand-built tiny
-ONNX cross-encoder of test_deep_rerank (its scores are known); the model folder is checked
-against its card (the trained weights are placed by hand, not committed)."""
+scirag_helpers/models/reranker, whose trained weights are committed), the deep profile
+reranking its fused pool by default with the builtin model and with an admin's model,
+and the fallback to the fused order with a trace entry when the model is missing. The
+tests that check an order use the hand-built tiny ONNX cross-encoder of test_deep_rerank
+(its scores are known); the model folder is checked against its card."""
 
 from __future__ import annotations
 
@@ -59,12 +59,19 @@ def test_deployed_setting_is_builtin(admin_conn):
     row = admin_conn.execute("SELECT value FROM scirag.settings WHERE key = 'reranker_model_path'").fetchone()
     assert row == ("builtin",)
     assert (rr.BUILTIN_MODEL_DIR / "MODEL_CARD.md").is_file()
+    assert (rr.BUILTIN_MODEL_DIR / "model.onnx").is_file()
 
 
-def test_profiles_do_not_rerank_by_default(reader_conn, demo_corpus):
-    for profile in ("interactive", "deep"):
-        reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5, profile => %s)", (Q, profile)).fetchone()
-        assert _stage(reader_conn, "rerank") is None, profile
+def test_deep_reranks_its_pool_with_the_builtin_model_and_interactive_does_not(reader_conn, demo_corpus):
+    reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5, profile => 'interactive')", (Q,)).fetchone()
+    assert _stage(reader_conn, "rerank") is None
+    pool = reader_conn.execute(
+        "SELECT count(*) FROM scirag.retrieve(%s, 20, profile => 'deep', options => %s)", (Q, json.dumps(OFF))
+    ).fetchone()[0]
+    got = [r[0] for r in reader_conn.execute("SELECT chunk_id FROM scirag.retrieve(%s, 5, profile => 'deep')", (Q,))]
+    stage = _stage(reader_conn, "rerank")
+    assert stage["status"] == "ok" and stage["candidates"] == pool == 20  # the profile's pool, scored whole
+    assert len(got) == 5
 
 
 def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_corpus, model_setting, tiny_model_dir):
@@ -90,12 +97,9 @@ def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_c
     assert got == want and got != [c for c, _ in pool[:5]]
 
 
-@pytest.mark.parametrize("where", ["/nonexistent/scirag-reranker", "tmp", "builtin"])
+@pytest.mark.parametrize("where", ["/nonexistent/scirag-reranker", "tmp"])
 def test_deep_profile_without_the_model_keeps_the_fused_order(reader_conn, demo_corpus, model_setting, tmp_path, where):
-    # tmp: a folder under pytest's private tmp, which the server's OS user may not even read;
-    # builtin: the model folder, which holds no weights until a trained model is placed there
-    if where == "builtin" and (rr.BUILTIN_MODEL_DIR / "model.onnx").is_file():
-        pytest.skip("a trained model was placed in the builtin folder: it is not missing")
+    # tmp: a folder under pytest's private tmp, which the server's OS user may not even read
     fused = [
         r[0]
         for r in reader_conn.execute(
@@ -115,8 +119,7 @@ def test_deep_profile_without_the_model_keeps_the_fused_order(reader_conn, demo_
 
 
 # ---------------------------------------------------------------------------
-# The model folder (models/reranker): tokenizer, blend and card are in the repository;
-# the trained int8 weights are placed by hand (not committed: docs/reranker.md)
+# The model folder (models/reranker): weights, tokenizer, blend and card, all committed
 # ---------------------------------------------------------------------------
 
 
@@ -128,9 +131,9 @@ def test_model_folder_matches_its_card():
     m = re.search(r"`tokenizer\.json`[^\n]*?`([0-9a-f]{64})`", card)
     assert m, "the model card gives the SHA-256 of tokenizer.json"
     assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / "tokenizer.json").read_bytes()).hexdigest() == m.group(1)
-    assert re.search(r"`model\.onnx`[^\n]*?`[0-9a-f]{64}`", card), "the card names the weights it was measured with"
-    assert rr.read_fused_weight(str(rr.BUILTIN_MODEL_DIR)) == 0.4
-    weights = rr.BUILTIN_MODEL_DIR / "model.onnx"
-    if weights.is_file():  # placed by hand: it must be the one the card describes
-        want = re.search(r"`model\.onnx`[^\n]*?`([0-9a-f]{64})`", card).group(1)
-        assert hashlib.sha256(weights.read_bytes()).hexdigest() == want
+    want = re.search(r"`model\.onnx`[^\n]*?`([0-9a-f]{64})`", card)
+    assert want, "the card names the weights it was measured with"
+    assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / "model.onnx").read_bytes()).hexdigest() == want.group(1)
+    # the blend and the pair length the card's figures were measured with
+    assert rr.read_model_config(str(rr.BUILTIN_MODEL_DIR)) == (0.7, 64)
+    assert "`fused_weight` 0.7" in card and "64-token" in card

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from pathlib import Path
@@ -45,6 +46,9 @@ LLM_MAX_PASSAGES = 50  # passages an LLM reranker scores per call (each batch is
 # the rest keep their fused order below the scored ones
 MAX_BATCH_SIZE = 1024  # the preset schema's bounds
 MAX_LENGTH = 8192
+# A cross-encoder's passage is first cut to this many characters per token it may keep
+# (scientific text runs 4-5 characters a token; CrossEncoderReranker._heads checks it).
+CHARS_PER_TOKEN_CUT = 8
 MODEL_CACHE_SIZE = 1  # loaded cross-encoders kept per backend (LRU)
 
 DEFAULTS = {
@@ -228,6 +232,9 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        # Inside a backend the tokenizer runs on the backend's thread too: its thread pool
+        # beside onnxruntime's thread cost a fifth of the stage's time on two cores.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         opts = ort.SessionOptions()
         # Inside a backend: one thread, no arena (as the embedder).
         opts.intra_op_num_threads = threads
@@ -240,21 +247,30 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
     return session, tokenizer
 
 
-def read_fused_weight(model_path: str) -> float:
-    """The blend a model folder ships in ``reranker.json`` ({"fused_weight": w}): the final
-    score is (1 - w) * model score + w * min-max fused score. Chosen on the model's tuning
-    split (docs/reranker.md); 0 (the model's order alone) when the file or key is absent."""
+def read_model_config(model_path: str) -> tuple[float, int | None]:
+    """What a model folder's ``reranker.json`` says of how to use it, as (fused_weight,
+    max_length). ``fused_weight`` w blends the scores: (1 - w) * model score + w * min-max
+    fused score, chosen on the model's tuning split (docs/reranker.md); 0 (the model's
+    order alone) when absent. ``max_length`` is the pair length the model was trained at:
+    the stage never feeds it longer pairs (they cost time and were never trained on);
+    None when absent. A file that says anything else is an unusable model."""
     folder = Path(model_path)
     try:
         cfg = folder / "reranker.json" if folder.is_dir() else folder.parent / "reranker.json"
         if not cfg.is_file():
-            return 0.0
-        w = json.loads(cfg.read_text(encoding="utf-8")).get("fused_weight", 0.0)
+            return 0.0, None
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+        w = data.get("fused_weight", 0.0)
+        length = data.get("max_length")
     except (OSError, ValueError, AttributeError) as exc:
         raise RerankFailure("model_unavailable") from exc
     if not _is_number(w) or not 0 <= w <= 1:
         raise RerankFailure("model_unavailable")
-    return float(w)
+    if length is not None and (
+        not isinstance(length, int) or isinstance(length, bool) or not 8 <= length <= MAX_LENGTH
+    ):
+        raise RerankFailure("model_unavailable")
+    return float(w), length
 
 
 class CrossEncoderReranker:
@@ -284,12 +300,36 @@ class CrossEncoderReranker:
         self.session = session
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
-        self.max_length = max(8, max_length)
+        self.fused_weight, trained_length = read_model_config(model_path) if model_path else (0.0, None)
+        self.max_length = max(8, min(max_length, trained_length or max_length))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
+        # The same vocabulary without truncation, to count a cut passage's tokens.
+        self.counter = tokenizer.__class__.from_str(tokenizer.to_str())
+        self.counter.no_truncation()
         self.pad_id = next((i for i in (tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
         self.inputs = {i.name: getattr(i, "type", "tensor(int64)") for i in session.get_inputs()}
-        self.fused_weight = read_fused_weight(model_path) if model_path else 0.0
+
+    def _heads(self, query: str, passages: list[str]) -> list[str]:
+        """Each passage, or its first words when they alone decide the pair's tokens.
+
+        A pair keeps at most max_length tokens, yet tokenizing a whole chunk costs time in
+        its length (half the stage's time for 64-token pairs). A passage cut at a space
+        tokenizes to a prefix of the whole passage's tokens; when that prefix is longer
+        than both max_length and the question, truncation keeps the same tokens from
+        either (the passage is the longer side both times), so the cut one is used.
+        Otherwise the whole passage is."""
+        limit = CHARS_PER_TOKEN_CUT * self.max_length
+        cut = {i: p[: p.rfind(" ", 0, limit)] for i, p in enumerate(passages) if len(p) > limit and " " in p[:limit]}
+        if not cut:
+            return passages
+        need = max(self.max_length, len(self.counter.encode(query, add_special_tokens=False).ids)) + 1
+        counts = self.counter.encode_batch(list(cut.values()), add_special_tokens=False)
+        out = list(passages)
+        for (i, head), enc in zip(cut.items(), counts):
+            if len(enc.ids) >= need:
+                out[i] = head
+        return out
 
     def _feeds(self, encodings):
         import numpy as np
@@ -315,7 +355,7 @@ class CrossEncoderReranker:
         for start in range(0, len(passages), self.batch_size):
             batch = list(passages[start : start + self.batch_size])
             try:
-                encodings = self.tokenizer.encode_batch([(query, p) for p in batch])
+                encodings = self.tokenizer.encode_batch([(query, p) for p in self._heads(query, batch)])
                 feeds = self._feeds(encodings)
                 logits = np.asarray(self.session.run(None, feeds)[0], dtype=np.float64)
             except RerankFailure:
@@ -642,8 +682,8 @@ def _reranker(opts: dict, *, llm=None, cross_encoder=None, cache=None, env=None)
 
 
 # The folder of the cross-encoder trained here from the fp32 all-MiniLM-L6-v2
-# (scripts/train_reranker.py; docs/reranker.md, models/reranker/MODEL_CARD.md). Until
-# trained weights are committed it holds only the model card, and "builtin" falls back.
+# (scripts/train_reranker.py; docs/reranker.md, models/reranker/MODEL_CARD.md): the
+# compact model (two layers, 64-token pairs, int8) is committed there as model.onnx.
 BUILTIN = "builtin"
 BUILTIN_MODEL_DIR = Path(__file__).with_name("models") / "reranker"
 
