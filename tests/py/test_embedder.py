@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 
 import numpy as np
@@ -417,3 +418,16 @@ def test_the_database_setting_and_the_scope_decide(admin_conn, reader_conn, embe
         admin_conn.execute("UPDATE scirag.settings SET value = 'scoped' WHERE key = 'query_adapter'")
         admin_conn.commit()
     assert cosine(plain, adapted) < 0.9999
+
+
+def test_a_one_thread_model_keeps_its_tokenizer_on_that_thread(monkeypatch):
+    from scirag_helpers.embedder import tokenizer_threads
+
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    tokenizer_threads(2)  # the loader's bulk embedding: the tokenizer may use its pool
+    assert "TOKENIZERS_PARALLELISM" not in os.environ
+    tokenizer_threads(1)  # inside a backend
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "true")
+    tokenizer_threads(1)  # an explicit setting stands
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "true"

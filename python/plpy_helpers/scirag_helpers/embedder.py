@@ -18,6 +18,7 @@ needs no re-embedding.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -33,6 +34,15 @@ ADAPTER_SETTINGS = ("scoped", "always", "none")
 
 class EmbeddingError(RuntimeError):
     """The model produced something other than the configured embedding."""
+
+
+def tokenizer_threads(threads: int) -> None:
+    """A model run on one onnxruntime thread (inside a backend) gets its tokenizer on that
+    thread too: the tokenizers library's own thread pool beside onnxruntime's cost a fifth
+    of the rerank stage's time on two cores. Set once per process, before the first
+    encode; an explicit TOKENIZERS_PARALLELISM is kept."""
+    if threads == 1:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def _model_files() -> tuple[Path, Path]:
@@ -70,6 +80,7 @@ class Embedder:
         from tokenizers import Tokenizer
 
         onnx_path, tokenizer_path = _model_files()
+        tokenizer_threads(threads)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from pathlib import Path
@@ -232,9 +231,9 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        # Inside a backend the tokenizer runs on the backend's thread too: its thread pool
-        # beside onnxruntime's thread cost a fifth of the stage's time on two cores.
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from .embedder import tokenizer_threads
+
+        tokenizer_threads(threads)
         opts = ort.SessionOptions()
         # Inside a backend: one thread, no arena (as the embedder).
         opts.intra_op_num_threads = threads
