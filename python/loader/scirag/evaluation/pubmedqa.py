@@ -20,7 +20,8 @@ from pathlib import Path
 from scirag import db
 from scirag.evaluation.qa import Question
 
-DATA = Path(os.environ.get("SCIRAG_PUBMEDQA", "/work/shared/data/pubmedqa/pqal_dev.json"))
+# The shared data folder beside the repository, as the other benchmarks expect it.
+DATA = Path(os.environ.get("SCIRAG_PUBMEDQA") or db.ROOT.parent / "shared" / "data" / "pubmedqa" / "pqal_dev.json")
 DB_NAME = "scirag_pubmedqa"
 DATASET = "pubmedqa"
 
