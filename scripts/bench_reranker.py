@@ -8,7 +8,7 @@ cross-encoder inside PostgreSQL (scirag.rerank, PL/Python, one onnxruntime threa
 Needs a loaded SciFact database (``scirag eval beir ../shared/data/scifact`` loads it).
 For each of the first --queries claims: the deep profile's fused candidates without
 reranking (scirag.retrieve with rerank off, k = --candidates), then the timed call
-scirag.rerank over them with the deep profile's rerank options. The first call of
+scirag.rerank over them with the --rerank options. The first call of
 the session loads the model and is reported apart. Prints one JSON object with the
 p50/p95 of the rerank call, and of deep retrieval with and without reranking and of
 the interactive profile at k 10 on the same claims. With --deadline-ms, deep retrieval
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--rerank",
         default='{"reranker": "cross_encoder", "batch_size": 16, "entity_boost": 0}',
-        help="the rerank options timed (JSON; the deep profile's: the model folder gives the pair length)",
+        help="the rerank options timed (JSON; the model folder gives the pair length)",
     )
     ap.add_argument(
         "--deadline-ms", type=float, default=None, help="also time deep retrieval reranking under this deadline"
