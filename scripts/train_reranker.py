@@ -19,8 +19,10 @@ data order); the log (train_log.jsonl in --out) has the loss every 25 steps and 
 nDCG@10 of 40 monitor SciFact claims (BM25 top 20 reranked) at checkpoints.
 
 Outputs in --out: checkpoint.pt (state dict, rewritten every --checkpoint-every steps),
-model.onnx (fp32), model.int8.onnx (dynamic int8 quantisation), reranker.json (the pair
-length), tokenizer.json (the base's, unchanged), train_log.jsonl, summary.json.
+model.onnx (dynamic int8 quantisation: what the rerank stage loads), model.fp32.onnx,
+reranker.json (the pair length), tokenizer.json (the base's, unchanged),
+train_log.jsonl, summary.json. --out is then a model folder the stage can use once
+scripts/tune_reranker_blend.py --write has added the blend.
 ``--export-only`` exports an existing checkpoint.pt (a run stopped early can still be
 evaluated; give it the run's --layers and --max-length).
 """
@@ -137,7 +139,8 @@ def monitor(model, encode, items, batch: int = 32) -> float:
 
 
 def export(model, out: Path, max_length: int) -> None:
-    """model.onnx (fp32), model.int8.onnx (dynamic int8 weights) and reranker.json."""
+    """model.onnx (dynamic int8 weights, the file the rerank stage loads: it scores as
+    well as fp32 at a quarter of the size), model.fp32.onnx and reranker.json."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -155,7 +158,7 @@ def export(model, out: Path, max_length: int) -> None:
     model.eval()
     ones = torch.ones((2, 16), dtype=torch.long)
     dummy = (torch.zeros((2, 16, model.bert.config.hidden_size)), ones, ones)
-    onnx_file = out / "model.onnx"
+    onnx_file = out / "model.fp32.onnx"
     names = ("inputs_embeds", "attention_mask", "token_type_ids")
     torch.onnx.export(
         FromWordVectors(model),
@@ -167,7 +170,7 @@ def export(model, out: Path, max_length: int) -> None:
         opset_version=17,
         dynamo=False,
     )
-    quantize_dynamic(str(onnx_file), str(out / "model.int8.onnx"), weight_type=QuantType.QInt8)
+    quantize_dynamic(str(onnx_file), str(out / "model.onnx"), weight_type=QuantType.QInt8)
     # The pair length travels with the weights: the rerank stage never feeds longer pairs.
     # The blend with the fused order is chosen afterwards (scripts/tune_reranker_blend.py).
     (out / "reranker.json").write_text(json.dumps({"max_length": max_length}) + "\n")
@@ -223,7 +226,7 @@ def main(argv=None) -> int:
     if args.export_only:
         model.load_state_dict(torch.load(args.out / "checkpoint.pt", map_location="cpu")["model"])
         export(model, args.out, args.max_length)
-        print(json.dumps({f: sha256(args.out / f) for f in ("model.onnx", "model.int8.onnx")}))
+        print(json.dumps({f: sha256(args.out / f) for f in ("model.onnx", "model.fp32.onnx")}))
         return 0
 
     encode = Encoder(base / "tokenizer.json", args.max_length)
@@ -326,7 +329,7 @@ def main(argv=None) -> int:
         "sources": counts,
         "train_s": round(train_s, 1),
         "total_s": round(time.monotonic() - t_start, 1),
-        "sha256": {f: sha256(args.out / f) for f in ("model.onnx", "model.int8.onnx", "tokenizer.json")},
+        "sha256": {f: sha256(args.out / f) for f in ("model.onnx", "model.fp32.onnx", "tokenizer.json")},
     }
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     log_line(log, event="done", **summary)

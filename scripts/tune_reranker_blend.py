@@ -3,13 +3,16 @@
 fused_weight) on the tuning split only: SciFact claims the model trained on
 (scripts/reranker_views.py's qrels/train.tsv) and SciTab training claims.
 
-    .venv/bin/python scripts/tune_reranker_blend.py MODEL_DIR --views /tmp/scirag-views [--claims 120]
+    .venv/bin/python scripts/tune_reranker_blend.py MODEL_DIR --views /tmp/scirag-views [--claims 120] [--write]
 
 For each claim: the deep profile's fused pool with reranking off (k = --pool, as a
 reader), the model's scores over it (onnxruntime, as in scirag.rerank), then for each
 weight w the order of (1 - w) * model + w * min-max fused score: SciFact nDCG@10 and
-SciTab hit@5 (documents deduplicated as the benchmarks do). Prints one JSON object;
-the held-out claims are not read.
+SciTab hit@5 (documents deduplicated as the benchmarks do). The chosen weight is the
+best mean of the two; on a tie the larger one (closer to the fused order, which is
+what the stage falls back to). Prints one JSON object; --write also puts the chosen
+weight into MODEL_DIR/reranker.json (keeping its other keys), which makes a trainer's
+--out folder a complete model folder. The held-out claims are not read.
 """
 
 from __future__ import annotations
@@ -52,12 +55,34 @@ def blended(model_scores, fused, w):
     return sorted(range(len(final)), key=lambda i: (-final[i], i))
 
 
+def choose(result: dict) -> float:
+    """The weight with the best mean of the two tuning figures; ties go to the larger
+    weight (the stage's own fallback is the fused order, w = 1)."""
+    sf, st = result["scifact_tuning_ndcg@10"], result["scitab_tuning_hit@5"]
+    common = [w for w in sf if w in st]
+    if not common:
+        raise ValueError("no weight was scored on both tuning sets")
+    return max((round((sf[w] + st[w]) / 2, 4), float(w)) for w in common)[1]
+
+
+def write_blend(model_dir: Path, weight: float) -> dict:
+    """Sets fused_weight in the folder's reranker.json, keeping what else it says."""
+    path = model_dir / "reranker.json"
+    cfg = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(cfg).__name__}")
+    cfg["fused_weight"] = weight
+    path.write_text(json.dumps(cfg) + "\n", encoding="utf-8")
+    return cfg
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="tune the reranker's fused_weight on the tuning split")
     ap.add_argument("model_dir", type=Path)
     ap.add_argument("--views", type=Path, required=True, help="scripts/reranker_views.py output")
     ap.add_argument("--claims", type=int, default=120, help="claims per dataset")
     ap.add_argument("--pool", type=int, default=30)
+    ap.add_argument("--write", action="store_true", help="write the chosen weight into MODEL_DIR/reranker.json")
     args = ap.parse_args(argv)
     # max_length: the folder's reranker.json cuts it to the length the model was trained at
     model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=512)
@@ -90,6 +115,9 @@ def main(argv=None) -> int:
             per_w[w].append(float(c["table_id"] in dedupe([rows[i][0] for i in order])[:5]))
     result["scitab_tuning_hit@5"] = {str(w): round(sum(v) / len(v), 4) for w, v in per_w.items() if v}
     result["claims"] = args.claims
+    result["chosen"] = choose(result)
+    if args.write:
+        result["reranker.json"] = write_blend(args.model_dir, result["chosen"])
     print(json.dumps(result, indent=2))
     return 0
 

@@ -192,3 +192,34 @@ def test_blend_mixes_model_and_fused_scores():
     # (1 - w) * model + w * min-max fused: 0.55, 0.5, 0.45
     assert [r[0] for r in half] == [1, 2, 3] and [round(r[1], 6) for r in half] == [0.55, 0.5, 0.45]
     assert {r[2] for r in half} == {"ok"}
+
+
+# ---------------------------------------------------------------------------
+# The blend's choice and where it is written (scripts/tune_reranker_blend.py)
+# ---------------------------------------------------------------------------
+
+
+def test_blend_choice_takes_the_best_mean_and_breaks_ties_towards_the_fused_order():
+    tune = load_script("tune_reranker_blend")
+    result = {
+        "scifact_tuning_ndcg@10": {"0.5": 0.735, "0.6": 0.7361, "0.7": 0.7306, "1.0": 0.72},
+        "scitab_tuning_hit@5": {"0.5": 0.8333, "0.6": 0.85, "0.7": 0.825, "1.0": 0.825},
+    }
+    assert tune.choose(result) == 0.6
+    # equal means: the larger weight, nearer the fused order the stage falls back to
+    tied = {"scifact_tuning_ndcg@10": {"0.4": 0.70, "0.8": 0.72}, "scitab_tuning_hit@5": {"0.4": 0.86, "0.8": 0.84}}
+    assert tune.choose(tied) == 0.8
+    # only weights scored on both sets count
+    assert tune.choose({"scifact_tuning_ndcg@10": {"0.2": 0.9, "0.3": 0.5}, "scitab_tuning_hit@5": {"0.3": 0.5}}) == 0.3
+    with pytest.raises(ValueError, match="both tuning sets"):
+        tune.choose({"scifact_tuning_ndcg@10": {"0.2": 0.9}, "scitab_tuning_hit@5": {"0.3": 0.5}})
+
+
+def test_written_blend_keeps_the_pair_length_and_the_stage_reads_both(tmp_path):
+    tune = load_script("tune_reranker_blend")
+    (tmp_path / "reranker.json").write_text('{"max_length": 64}\n')
+    assert tune.write_blend(tmp_path, 0.6) == {"max_length": 64, "fused_weight": 0.6}
+    assert rr.read_model_config(str(tmp_path)) == (0.6, 64)
+    (tmp_path / "reranker.json").write_text("[64]\n")
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        tune.write_blend(tmp_path, 0.6)
