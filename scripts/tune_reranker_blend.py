@@ -10,9 +10,18 @@ reader), the model's scores over it (onnxruntime, as in scirag.rerank), then for
 weight w the order of (1 - w) * model + w * min-max fused score: SciFact nDCG@10 and
 SciTab hit@5 (documents deduplicated as the benchmarks do). The chosen weight is the
 best mean of the two; on a tie the larger one (closer to the fused order, which is
-what the stage falls back to). Prints one JSON object; --write also puts the chosen
-weight into MODEL_DIR/reranker.json (keeping its other keys), which makes a trainer's
---out folder a complete model folder. The held-out claims are not read.
+what the stage falls back to).
+
+The blend for a pool from one document (fused_weight_one_document) is chosen apart, on
+QASPER *train* questions the model was not trained on (the trainer's groups are
+rebuilt from the same seed to leave its questions out; --questions of them), each asked
+as a reader scoped to its paper: evidence recall@5 of the deep profile's pool reranked
+at each weight (ties: the larger). Needs scirag_qasper_train (`scirag eval qasper
+../shared/data/qasper --split train`).
+
+Prints one JSON object; --write also puts the chosen weights into
+MODEL_DIR/reranker.json (keeping its other keys), which makes a trainer's --out folder
+a complete model folder. The held-out claims and QASPER dev are not read.
 """
 
 from __future__ import annotations
@@ -26,8 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_helpers"), str(ROOT / "scripts")]
 
-from reranker_data import part  # noqa: E402
+from reranker_data import assemble, part  # noqa: E402
 from scirag import db  # noqa: E402
+from scirag.evaluation import qasper  # noqa: E402
 from scirag.evaluation.beir import read_queries  # noqa: E402
 from scirag.evaluation.metrics import dedupe, ndcg_at  # noqa: E402
 from scirag_helpers.rerank import CrossEncoderReranker  # noqa: E402
@@ -48,6 +58,46 @@ def pools(dsn: str, queries: list[str], pool: int):
     return out
 
 
+def scoped_pools(dsn: str, items: list, pool: int):
+    """Per QASPER question: its paper's deep pool (content, fused score), asked as a
+    reader scoped to the paper."""
+    out = []
+    with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as reader:
+        for it in items:
+            reader.execute("SELECT set_config('scirag.documents', %s, false)", (qasper.doc_id(it.paper_id),))
+            rows = reader.execute(
+                "SELECT content, score FROM scirag.retrieve(%s, %s, profile => 'deep', options => %s)",
+                (it.question, pool, OFF),
+            ).fetchall()
+            out.append(rows)
+    return out
+
+
+def untrained_qasper(data: Path, count: int) -> list:
+    """QASPER train questions with text evidence that are not in the trainer's groups
+    (rebuilt with its defaults: seed 13, 3 negatives, 800 QASPER groups), by question id."""
+    trained = {g[0] for g in assemble(data, 13, 3, 800) if g[3] == "qasper"}
+    _, items = qasper.read_split(data / "qasper" / "train.tar.gz")
+    keep = [it for it in items if qasper.evidence_keys(it.answers) and it.question not in trained]
+    return sorted(keep, key=lambda it: it.question_id)[:count]
+
+
+def one_document_figures(model, items: list, dsn: str, pool: int) -> dict:
+    """Evidence recall@5 of each question's scoped pool reranked at each weight."""
+    per_w = {w: [] for w in WEIGHTS}
+    for it, rows in zip(items, scoped_pools(dsn, items, pool)):
+        if not rows:
+            continue
+        keys = qasper.evidence_keys(it.answers)
+        text = [qasper.normalize_answer(r[0]) for r in rows]
+        ms = model.score(it.question, [r[0] for r in rows])
+        for w in WEIGHTS:
+            top = blended(ms, [r[1] for r in rows], w)[:5]
+            per_w[w].append(float(any(k in text[i] for k in keys for i in top)))
+    figures = {str(w): round(sum(v) / len(v), 4) for w, v in per_w.items() if v}
+    return {"qasper_one_document_recall@5": figures, "questions": len(items)}
+
+
 def blended(model_scores, fused, w):
     lo, hi = min(fused), max(fused)
     base = [1.0 if hi == lo else (f - lo) / (hi - lo) for f in fused]
@@ -65,13 +115,23 @@ def choose(result: dict) -> float:
     return max((round((sf[w] + st[w]) / 2, 4), float(w)) for w in common)[1]
 
 
-def write_blend(model_dir: Path, weight: float) -> dict:
-    """Sets fused_weight in the folder's reranker.json, keeping what else it says."""
+def choose_one(figures: dict) -> float:
+    """The weight with the best figure; ties go to the larger weight."""
+    if not figures:
+        raise ValueError("no weight was scored on the one-document tuning set")
+    return max((v, float(w)) for w, v in figures.items())[1]
+
+
+def write_blend(model_dir: Path, weight: float, one_document: float | None = None) -> dict:
+    """Sets fused_weight (and fused_weight_one_document when given) in the folder's
+    reranker.json, keeping what else it says."""
     path = model_dir / "reranker.json"
     cfg = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     if not isinstance(cfg, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(cfg).__name__}")
     cfg["fused_weight"] = weight
+    if one_document is not None:
+        cfg["fused_weight_one_document"] = one_document
     path.write_text(json.dumps(cfg) + "\n", encoding="utf-8")
     return cfg
 
@@ -82,7 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--views", type=Path, required=True, help="scripts/reranker_views.py output")
     ap.add_argument("--claims", type=int, default=120, help="claims per dataset")
     ap.add_argument("--pool", type=int, default=30)
-    ap.add_argument("--write", action="store_true", help="write the chosen weight into MODEL_DIR/reranker.json")
+    ap.add_argument("--questions", type=int, default=300, help="QASPER train questions (0: no one-document blend)")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--write", action="store_true", help="write the chosen weights into MODEL_DIR/reranker.json")
     args = ap.parse_args(argv)
     # max_length: the folder's reranker.json cuts it to the length the model was trained at
     model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=512)
@@ -116,8 +178,14 @@ def main(argv=None) -> int:
     result["scitab_tuning_hit@5"] = {str(w): round(sum(v) / len(v), 4) for w, v in per_w.items() if v}
     result["claims"] = args.claims
     result["chosen"] = choose(result)
+
+    one = None
+    if args.questions:
+        dsn = db.benchmark_dsn(base_dsn, "scirag_qasper_train")
+        result.update(one_document_figures(model, untrained_qasper(args.data, args.questions), dsn, args.pool))
+        one = result["chosen_one_document"] = choose_one(result["qasper_one_document_recall@5"])
     if args.write:
-        result["reranker.json"] = write_blend(args.model_dir, result["chosen"])
+        result["reranker.json"] = write_blend(args.model_dir, result["chosen"], one)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -622,6 +622,26 @@ def test_sql_rerank_with_a_local_cross_encoder(reader_conn, demo_corpus, server_
     assert {r[2] for r in rows} == {"ok"}
 
 
+def test_sql_rerank_blends_a_pool_from_one_document_apart(reader_conn, demo_corpus, server_model_setting):
+    # The folder says: across documents the fused order alone (1.0), inside one document
+    # the model alone (0.0); the stage learns the documents from the chunks it reads.
+    (server_model_setting / "reranker.json").write_text('{"fused_weight": 1.0, "fused_weight_one_document": 0.0}')
+    os.chmod(server_model_setting / "reranker.json", 0o644)
+    seen: dict[int, list[int]] = {}  # chunks the reader may read, by document
+    for chunk_id, document_id in reader_conn.execute("SELECT chunk_id, document_id FROM scirag.retrieve('straw', 60)"):
+        seen.setdefault(document_id, []).append(chunk_id)
+    one = next(ids[:3] for ids in seen.values() if len(ids) >= 3)
+    many = [ids[0] for ids in seen.values()][:3]
+    assert len(one) == 3 and len(many) == 3
+    expected = tiny_expected(QUERY, PASSAGES)
+    by_model = sorted(range(3), key=lambda i: -expected[i])
+    assert by_model != [0, 1, 2]  # the model's order differs from the fused one
+    opts = json.dumps({"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": [3, 2, 1]})
+    sql = "SELECT chunk_id FROM scirag.rerank(%s, %s, %s, %s)"
+    assert [r[0] for r in reader_conn.execute(sql, (QUERY, one, PASSAGES, opts))] == [one[i] for i in by_model]
+    assert [r[0] for r in reader_conn.execute(sql, (QUERY, many, PASSAGES, opts))] == many
+
+
 def test_retrieve_gives_the_rerank_stage_what_its_deadline_leaves(reader_conn, demo_corpus, server_model_setting):
     stages = {}
     for deadline in (60000, 0):

@@ -155,18 +155,26 @@ def test_builtin_setting_names_the_shipped_folder():
 
 
 def test_a_folders_blend_weight_and_trained_length(tmp_path):
-    assert rr.read_model_config(str(tmp_path)) == (0.0, None)  # no reranker.json: the model alone
+    assert rr.read_model_config(str(tmp_path)) == (0.0, None, None, 1)  # no reranker.json: the model alone
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25}')
-    assert rr.read_model_config(str(tmp_path)) == (0.25, None)
+    assert rr.read_model_config(str(tmp_path)) == (0.25, None, None, 1)
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25, "max_length": 64}')
-    assert rr.read_model_config(str(tmp_path / "model.onnx")) == (0.25, 64)  # the .onnx path, the file beside it
+    assert rr.read_model_config(str(tmp_path / "model.onnx")) == (0.25, 64, None, 1)  # the .onnx path: beside it
+    (tmp_path / "reranker.json").write_text('{"fused_weight": 0.9, "fused_weight_one_document": 0.5, "paragraphs": 6}')
+    cfg = rr.read_model_config(str(tmp_path))
+    assert (cfg.fused_weight, cfg.fused_weight_one_document, cfg.paragraphs) == (0.9, 0.5, 6)
     for bad in (
         '{"fused_weight": 2}',
         '{"fused_weight": "x"}',
+        '{"fused_weight_one_document": -0.1}',
+        '{"fused_weight_one_document": "half"}',
         '{"max_length": 4}',
         '{"max_length": 64.5}',
         '{"max_length": true}',
         '{"max_length": 100000}',
+        '{"paragraphs": 0}',
+        '{"paragraphs": 2.5}',
+        '{"paragraphs": 1000}',
         "not json",
     ):
         (tmp_path / "reranker.json").write_text(bad)
@@ -194,6 +202,48 @@ def test_blend_mixes_model_and_fused_scores():
     assert {r[2] for r in half} == {"ok"}
 
 
+def test_one_documents_pool_takes_its_own_blend():
+    opts = {"reranker": "cross_encoder", "entity_boost": 0, "fused_scores": [10.0, 5.0, 0.0]}
+    model = _Scorer([0.1, 0.5, 0.9], 0.9)
+    model.fused_weight_one_document = 0.1
+    one = {1: {"document_id": 7}, 2: {"document_id": 7}, 3: {"document_id": 7}}
+    many = {1: {"document_id": 7}, 2: {"document_id": 8}, 3: {"document_id": 7}}
+    # one paper: 0.9 * model + 0.1 * fused = 0.19, 0.5, 0.81 -> the model's order
+    got = rr.rerank("q", [1, 2, 3], ["a", "b", "c"], opts, shapes=one, cross_encoder=model)
+    assert [r[0] for r in got] == [3, 2, 1]
+    # several papers, or documents unknown: the library blend (0.1 * model + 0.9 * fused)
+    for shapes in (many, None, {1: {"document_id": 7}}):
+        got = rr.rerank("q", [1, 2, 3], ["a", "b", "c"], opts, shapes=shapes, cross_encoder=model)
+        assert [r[0] for r in got] == [1, 2, 3]
+
+
+def test_a_chunk_is_scored_at_its_paragraph_openings():
+    chunk = "Title\nResults\n\nFirst paragraph.\n\nSecond paragraph.\n\nThird paragraph."
+    assert rr.paragraph_openings(chunk, 2) == [
+        "Title\nResults\n\nFirst paragraph.",
+        "Title\nResults\n\nSecond paragraph.",
+    ]
+    assert rr.paragraph_openings(chunk, 1) == [chunk]
+    for whole in ("Title\nMethods\n\nOne paragraph only.", "no heading lines at all", "Title\n\n\n\n"):
+        assert rr.paragraph_openings(whole, 8) == [whole]
+
+    class Pairs(rr.CrossEncoderReranker):
+        def __init__(self, paragraphs):  # no model: the pairs are scored by a rule
+            self.paragraphs, self.seen = paragraphs, []
+
+        def _score_pairs(self, query, passages):
+            self.seen.append(list(passages))
+            # a pair holds the first few dozen words: only an opening "Second" is seen
+            return [0.9 if p.partition("\n\n")[2].startswith("Second") else 0.2 for p in passages]
+
+    other = "Title\nMethods\n\nOne paragraph only."
+    model = Pairs(8)
+    assert model.score("q", [chunk, other]) == [0.9, 0.2]  # the chunk takes its best opening
+    assert model.seen == [rr.paragraph_openings(chunk, 8) + [other]]
+    head_only = Pairs(1)
+    assert head_only.score("q", [chunk, other]) == [0.2, 0.2] and head_only.seen == [[chunk, other]]
+
+
 # ---------------------------------------------------------------------------
 # The blend's choice and where it is written (scripts/tune_reranker_blend.py)
 # ---------------------------------------------------------------------------
@@ -219,7 +269,7 @@ def test_written_blend_keeps_the_pair_length_and_the_stage_reads_both(tmp_path):
     tune = load_script("tune_reranker_blend")
     (tmp_path / "reranker.json").write_text('{"max_length": 64}\n')
     assert tune.write_blend(tmp_path, 0.6) == {"max_length": 64, "fused_weight": 0.6}
-    assert rr.read_model_config(str(tmp_path)) == (0.6, 64)
+    assert rr.read_model_config(str(tmp_path))[:2] == (0.6, 64)
     (tmp_path / "reranker.json").write_text("[64]\n")
     with pytest.raises(ValueError, match="expected a JSON object"):
         tune.write_blend(tmp_path, 0.6)

@@ -140,8 +140,10 @@ def test_model_folder_matches_its_card():
     assert want, "the card names the weights it was measured with"
     assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / "model.onnx").read_bytes()).hexdigest() == want.group(1)
     # the blend and the pair length the card's figures were measured with
-    assert rr.read_model_config(str(rr.BUILTIN_MODEL_DIR)) == (0.9, 64)
-    assert '`{"fused_weight": 0.9, "max_length": 64}`' in card
+    assert tuple(rr.read_model_config(str(rr.BUILTIN_MODEL_DIR))) == (0.8, 64, 0.6, 6)
+    said = re.search(r"\| `reranker\.json` \| `(\{[^`]*\})`", card)
+    assert said, "the card quotes the folder's reranker.json"
+    assert json.loads(said.group(1)) == json.loads((rr.BUILTIN_MODEL_DIR / "reranker.json").read_text())
 
 
 def test_the_committed_model_starts_from_the_base_word_vectors():

@@ -28,7 +28,7 @@ import math
 import re
 import time
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 from .llm import LLMError, get_llm, parse_json_response
 from .prompts import INTENTS  # the classes of the one classifier (scirag.classify_intent)
@@ -246,30 +246,66 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
     return session, tokenizer
 
 
-def read_model_config(model_path: str) -> tuple[float, int | None]:
-    """What a model folder's ``reranker.json`` says of how to use it, as (fused_weight,
-    max_length). ``fused_weight`` w blends the scores: (1 - w) * model score + w * min-max
-    fused score, chosen on the model's tuning split (docs/reranker.md); 0 (the model's
-    order alone) when absent. ``max_length`` is the pair length the model was trained at:
-    the stage never feeds it longer pairs (they cost time and were never trained on);
-    None when absent. A file that says anything else is an unusable model."""
+class ModelConfig(NamedTuple):
+    """How a model folder's ``reranker.json`` says to use the model (read_model_config)."""
+
+    fused_weight: float
+    max_length: int | None
+    fused_weight_one_document: float | None
+    paragraphs: int
+
+
+MAX_PARAGRAPHS = 8
+
+
+def read_model_config(model_path: str) -> ModelConfig:
+    """What a model folder's ``reranker.json`` says of how to use it. ``fused_weight`` w
+    blends the scores: (1 - w) * model score + w * min-max fused score, chosen on the
+    model's tuning split (docs/reranker.md); 0 (the model's order alone) when absent.
+    ``fused_weight_one_document`` is the blend when every candidate comes from one
+    document (a question asked of one paper); ``fused_weight`` when absent. ``max_length``
+    is the pair length the model was trained at: the stage never feeds it longer pairs
+    (they cost time and were never trained on); None when absent. ``paragraphs`` (1 when
+    absent, at most MAX_PARAGRAPHS): a chunk is scored at the opening of each of its first
+    that many paragraphs and takes the best, for a model trained on paragraph openings
+    whose pairs hold only the first few dozen words of a chunk. A file that says anything
+    else is an unusable model."""
     folder = Path(model_path)
     try:
         cfg = folder / "reranker.json" if folder.is_dir() else folder.parent / "reranker.json"
         if not cfg.is_file():
-            return 0.0, None
+            return ModelConfig(0.0, None, None, 1)
         data = json.loads(cfg.read_text(encoding="utf-8"))
         w = data.get("fused_weight", 0.0)
+        w_one = data.get("fused_weight_one_document")
         length = data.get("max_length")
+        paragraphs = data.get("paragraphs", 1)
     except (OSError, ValueError, AttributeError) as exc:
         raise RerankFailure("model_unavailable") from exc
-    if not _is_number(w) or not 0 <= w <= 1:
-        raise RerankFailure("model_unavailable")
+    for weight in (w, 0.0 if w_one is None else w_one):
+        if not _is_number(weight) or not 0 <= weight <= 1:
+            raise RerankFailure("model_unavailable")
     if length is not None and (
         not isinstance(length, int) or isinstance(length, bool) or not 8 <= length <= MAX_LENGTH
     ):
         raise RerankFailure("model_unavailable")
-    return float(w), length
+    if not isinstance(paragraphs, int) or isinstance(paragraphs, bool) or not 1 <= paragraphs <= MAX_PARAGRAPHS:
+        raise RerankFailure("model_unavailable")
+    return ModelConfig(float(w), length, None if w_one is None else float(w_one), paragraphs)
+
+
+def paragraph_openings(passage: str, most: int) -> list[str]:
+    """A chunk as the loader stores it (its title and section lines, a blank line, then
+    paragraphs separated by blank lines) seen from each of its first ``most`` paragraphs:
+    the heading lines, a blank line and that paragraph. A chunk of one paragraph, or one
+    without heading lines, is itself."""
+    head, sep, body = passage.partition("\n\n")
+    if most <= 1 or not sep:
+        return [passage]
+    paras = [p for p in body.split("\n\n") if p.strip()]
+    if len(paras) <= 1:
+        return [passage]
+    return [f"{head}\n\n{p}" for p in paras[:most]]
 
 
 class CrossEncoderReranker:
@@ -300,8 +336,10 @@ class CrossEncoderReranker:
         self.session = session
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
-        self.fused_weight, trained_length = read_model_config(model_path) if model_path else (0.0, None)
-        self.max_length = max(8, min(max_length, trained_length or max_length))
+        cfg = read_model_config(model_path) if model_path else ModelConfig(0.0, None, None, 1)
+        self.fused_weight, self.fused_weight_one_document = cfg.fused_weight, cfg.fused_weight_one_document
+        self.paragraphs = cfg.paragraphs
+        self.max_length = max(8, min(max_length, cfg.max_length or max_length))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
         # The same vocabulary without truncation, to count a cut passage's tokens.
@@ -366,6 +404,19 @@ class CrossEncoderReranker:
         return feeds
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage: the best of its paragraph openings (reranker.json's
+        ``paragraphs``; a passage of one paragraph is scored as it is)."""
+        views = [paragraph_openings(p, self.paragraphs) for p in passages]
+        if all(len(v) == 1 for v in views):
+            return self._score_pairs(query, passages)
+        flat = self._score_pairs(query, [v for vs in views for v in vs])
+        out, at = [], 0
+        for vs in views:
+            out.append(max(flat[at : at + len(vs)]))
+            at += len(vs)
+        return out
+
+    def _score_pairs(self, query: str, passages: Sequence[str]) -> list[float]:
         import numpy as np
 
         out: list[float] = []
@@ -606,6 +657,9 @@ def rerank(
             scored = "ok" if len(scores) == head else f"partial: deadline, {len(scores)} of {n} scored"
             head = len(scores)
             w = getattr(model, "fused_weight", 0.0) or 0.0
+            w_one = getattr(model, "fused_weight_one_document", None)
+            if w_one is not None and _one_document(ids, shapes):
+                w = w_one  # a question asked of one paper: its own blend (reranker.json)
             if w > 0:  # the model folder's blend with the fused order (reranker.json)
                 scores = [(1.0 - w) * float(s) + w * base[i] for i, s in enumerate(scores)]
             # the unscored tail keeps its fused order, below every scored passage
@@ -639,6 +693,14 @@ def rerank(
         ]
     order = sorted(range(n), key=lambda i: (-final[i], i))
     return [(ids[i], final[i], status) for i in order]
+
+
+def _one_document(ids: Sequence[int], shapes: dict | None) -> bool:
+    """Whether every candidate comes from one document (shapes carry document_id): inside
+    one paper every chunk shares the topic, so the fused scores separate less and the
+    model's blend differs (reranker.json's fused_weight_one_document)."""
+    docs = {(shapes or {}).get(i, {}).get("document_id") for i in ids}
+    return len(ids) > 1 and len(docs) == 1 and None not in docs
 
 
 def _scores_in_time(model, query: str, texts: list[str], deadline_ms, tick, clock, t0) -> list[float]:
@@ -742,7 +804,8 @@ def rerank_sql(plpy, GD, query, chunk_ids, contents, options) -> list[tuple[int,
     plan = GD.get("scirag_rerank_shapes")
     if plan is None:
         plan = plpy.prepare(
-            "SELECT id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)", ["bigint[]"]
+            "SELECT id, document_id, level, kind, is_table, section_path FROM scirag.chunks WHERE id = ANY($1)",
+            ["bigint[]"],
         )
         GD["scirag_rerank_shapes"] = plan
     shapes = {r["id"]: dict(r) for r in plpy.execute(plan, [ids])} if ids else {}
