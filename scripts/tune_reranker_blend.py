@@ -46,28 +46,17 @@ WEIGHTS = [round(0.1 * i, 1) for i in range(11)]
 OFF = json.dumps({"rerank": {"reranker": "none"}})
 
 
-def pools(dsn: str, queries: list[str], pool: int):
+def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None = None):
+    """Per query: the deep profile's fused pool without reranking, as (external_id, score,
+    content) rows, asked as a reader (scoped to documents[i] when given)."""
     out = []
     with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as reader:
-        for q in queries:
+        for i, q in enumerate(queries):
+            if documents is not None:
+                reader.execute("SELECT set_config('scirag.documents', %s, false)", (documents[i],))
             rows = reader.execute(
                 "SELECT external_id, score, content FROM scirag.retrieve(%s, %s, profile => 'deep', options => %s)",
                 (q, pool, OFF),
-            ).fetchall()
-            out.append(rows)
-    return out
-
-
-def scoped_pools(dsn: str, items: list, pool: int):
-    """Per QASPER question: its paper's deep pool (content, fused score), asked as a
-    reader scoped to the paper."""
-    out = []
-    with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as reader:
-        for it in items:
-            reader.execute("SELECT set_config('scirag.documents', %s, false)", (qasper.doc_id(it.paper_id),))
-            rows = reader.execute(
-                "SELECT content, score FROM scirag.retrieve(%s, %s, profile => 'deep', options => %s)",
-                (it.question, pool, OFF),
             ).fetchall()
             out.append(rows)
     return out
@@ -85,12 +74,13 @@ def untrained_qasper(data: Path, count: int) -> list:
 def one_document_figures(model, items: list, dsn: str, pool: int) -> dict:
     """Evidence recall@5 of each question's scoped pool reranked at each weight."""
     per_w = {w: [] for w in WEIGHTS}
-    for it, rows in zip(items, scoped_pools(dsn, items, pool)):
+    got = pools(dsn, [it.question for it in items], pool, [qasper.doc_id(it.paper_id) for it in items])
+    for it, rows in zip(items, got):
         if not rows:
             continue
         keys = qasper.evidence_keys(it.answers)
-        text = [qasper.normalize_answer(r[0]) for r in rows]
-        ms = model.score(it.question, [r[0] for r in rows])
+        text = [qasper.normalize_answer(r[2]) for r in rows]
+        ms = model.score(it.question, [r[2] for r in rows])
         for w in WEIGHTS:
             top = blended(ms, [r[1] for r in rows], w)[:5]
             per_w[w].append(float(any(k in text[i] for k in keys for i in top)))

@@ -249,10 +249,10 @@ def load_cross_encoder_files(model_path: str, threads: int = 1):
 class ModelConfig(NamedTuple):
     """How a model folder's ``reranker.json`` says to use the model (read_model_config)."""
 
-    fused_weight: float
-    max_length: int | None
-    fused_weight_one_document: float | None
-    paragraphs: int
+    fused_weight: float = 0.0  # the model's order alone
+    max_length: int | None = None
+    fused_weight_one_document: float | None = None  # fused_weight for every pool
+    paragraphs: int = 1  # a chunk's head only
 
 
 MAX_PARAGRAPHS = 8
@@ -274,7 +274,7 @@ def read_model_config(model_path: str) -> ModelConfig:
     try:
         cfg = folder / "reranker.json" if folder.is_dir() else folder.parent / "reranker.json"
         if not cfg.is_file():
-            return ModelConfig(0.0, None, None, 1)
+            return ModelConfig()
         data = json.loads(cfg.read_text(encoding="utf-8"))
         w = data.get("fused_weight", 0.0)
         w_one = data.get("fused_weight_one_document")
@@ -336,7 +336,7 @@ class CrossEncoderReranker:
         self.session = session
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
-        cfg = read_model_config(model_path) if model_path else ModelConfig(0.0, None, None, 1)
+        cfg = read_model_config(model_path) if model_path else ModelConfig()
         self.fused_weight, self.fused_weight_one_document = cfg.fused_weight, cfg.fused_weight_one_document
         self.paragraphs = cfg.paragraphs
         self.max_length = max(8, min(max_length, cfg.max_length or max_length))
@@ -407,8 +407,6 @@ class CrossEncoderReranker:
         """One score per passage: the best of its paragraph openings (reranker.json's
         ``paragraphs``; a passage of one paragraph is scored as it is)."""
         views = [paragraph_openings(p, self.paragraphs) for p in passages]
-        if all(len(v) == 1 for v in views):
-            return self._score_pairs(query, passages)
         flat = self._score_pairs(query, [v for vs in views for v in vs])
         out, at = [], 0
         for vs in views:
