@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "python" / "loader"), str(ROOT / "python" / "plpy_helpers"), str(ROOT / "scripts")]
 
+import reranker_data  # noqa: E402
 from reranker_data import assemble, part  # noqa: E402
 from scirag import db  # noqa: E402
 from scirag.evaluation import qasper  # noqa: E402
@@ -64,8 +65,9 @@ def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None =
 
 def untrained_qasper(data: Path, count: int) -> list:
     """QASPER train questions with text evidence that are not in the trainer's groups
-    (rebuilt with its defaults: seed 13, 3 negatives, 800 QASPER groups), by question id."""
-    trained = {g[0] for g in assemble(data, 13, 3, 800) if g[3] == "qasper"}
+    (rebuilt with its defaults), by question id."""
+    groups = assemble(data, reranker_data.SEED, reranker_data.NEGATIVES, reranker_data.QASPER_GROUPS)
+    trained = {g[0] for g in groups if g[3] == "qasper"}
     _, items = qasper.read_split(data / "qasper" / "train.tar.gz")
     keep = [it for it in items if qasper.evidence_keys(it.answers) and it.question not in trained]
     return sorted(keep, key=lambda it: it.question_id)[:count]
