@@ -14,7 +14,8 @@ what the stage falls back to).
 
 The blend for a pool from one document (fused_weight_one_document) is chosen apart, on
 QASPER *train* questions the model was not trained on (the trainer's groups are
-rebuilt from the same seed to leave its questions out; --questions of them), each asked
+rebuilt with the seed, negatives and group count of its train_log.jsonl to leave its
+questions out; --questions of them), each asked
 as a reader scoped to its paper: evidence recall@5 of the deep profile's pool reranked
 at each weight (ties: the larger). Needs scirag_qasper_train (`scirag eval qasper
 ../shared/data/qasper --split train`).
@@ -63,10 +64,26 @@ def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None =
     return out
 
 
-def untrained_qasper(data: Path, count: int) -> list:
+def trainer_settings(model_dir: Path) -> tuple[int, int, int]:
+    """The seed, negatives and QASPER group count the model was trained with: the start
+    event of the folder's train_log.jsonl (a trainer's --out folder), else the trainer's
+    defaults (the committed folder, trained with them: its card says so)."""
+    log = model_dir / "train_log.jsonl"
+    start = {}
+    if log.exists():
+        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+        start = next((e.get("args", {}) for e in events if e.get("event") == "start"), {})
+    return (
+        int(start.get("seed", reranker_data.SEED)),
+        int(start.get("negatives", reranker_data.NEGATIVES)),
+        int(start.get("qasper_groups", reranker_data.QASPER_GROUPS)),
+    )
+
+
+def untrained_qasper(data: Path, count: int, trained_with: tuple[int, int, int]) -> list:
     """QASPER train questions with text evidence that are not in the trainer's groups
-    (rebuilt with its defaults), by question id."""
-    groups = assemble(data, reranker_data.SEED, reranker_data.NEGATIVES, reranker_data.QASPER_GROUPS)
+    (rebuilt with the seed, negatives and group count it used), by question id."""
+    groups = assemble(data, *trained_with)
     trained = {g[0] for g in groups if g[3] == "qasper"}
     _, items = qasper.read_split(data / "qasper" / "train.tar.gz")
     keep = [it for it in items if qasper.evidence_keys(it.answers) and it.question not in trained]
@@ -174,7 +191,11 @@ def main(argv=None) -> int:
     one = None
     if args.questions:
         dsn = db.benchmark_dsn(base_dsn, "scirag_qasper_train")
-        result.update(one_document_figures(model, untrained_qasper(args.data, args.questions), dsn, args.pool))
+        result.update(
+            one_document_figures(
+                model, untrained_qasper(args.data, args.questions, trainer_settings(args.model_dir)), dsn, args.pool
+            )
+        )
         one = result["chosen_one_document"] = choose_one(result["qasper_one_document_recall@5"])
     if args.write:
         result["reranker.json"] = write_blend(args.model_dir, result["chosen"], one)

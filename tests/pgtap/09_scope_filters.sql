@@ -4,7 +4,7 @@
 -- a layer that filtered after ranking would come back short at k = 5.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(22);
+SELECT plan(30);
 \ir helpers/fixtures.psql
 
 CREATE TABLE tests.qv AS SELECT tests.frame_vec(0) AS q;
@@ -125,6 +125,62 @@ SELECT is((SELECT score FROM scirag.search_keyword('quokka burrow note', 20) k
            JOIN tests.fx f USING (chunk_id) WHERE f.tag = 'chosen' AND f.ordinal = 1),
   :'unfiltered'::double precision,
   'a filtered chunk keeps the BM25 score of the caller''s classes');
+
+-- ------------------------------------------------------------ a narrow scope is scored directly
+-- When the filters admit at most 1,000 chunks (scirag.scope_narrow_documents()), the
+-- dense and keyword layers score those chunks directly instead of walking the corpus's
+-- indexes: the same ranking and the same scores as the wide walk gives them.
+RESET scirag.documents;
+SELECT tests.as_role('scirag_loader');
+SELECT tests.add_doc('sf-varied', 'public', 'src_sf',
+  ARRAY['wombat tunnel',
+        'wombat wombat tunnel survey of the long dry season in the south',
+        'tunnel collapse observed near the river bank during the floods of the dry season',
+        'wombat tunnel wombat dig wombat',
+        'a note on nothing in particular, kept for its length and its many other words',
+        'dry season'],
+  (SELECT array_agg(tests.fvec(20 + 7 * i, i * 40, 0) ORDER BY i) FROM generate_series(1, 6) i),
+  tag => 'varied') AS doc_varied \gset
+SELECT tests.add_doc('sf-big', 'public', 'src_sf',
+  (SELECT array_agg(format('kangaroo pouch %s', i) ORDER BY i) FROM generate_series(1, 1001) i),
+  (SELECT array_agg(tests.fvec(80, i, 0) ORDER BY i) FROM generate_series(1, 1001) i),
+  tag => 'big') AS doc_big \gset
+SELECT tests.as_role(NULL);
+CREATE FUNCTION tests.narrow_docs() RETURNS bigint[]
+LANGUAGE sql STABLE AS $$ SELECT scirag.scope_narrow_documents() $$;
+SELECT tests.through_api('tests.narrow_docs()');
+GRANT EXECUTE ON FUNCTION tests.narrow_docs() TO PUBLIC;
+-- the ranking of the sf-varied chunks as "id:score" (9 decimals), best first
+CREATE FUNCTION tests.varied_ranking(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE v text;
+BEGIN
+  EXECUTE format('SELECT string_agg(q.chunk_id || '':'' || round(q.s::numeric, 9), '','' ORDER BY q.rank)
+                  FROM (%s) q JOIN tests.fx f USING (chunk_id) WHERE f.tag = ''varied''', query) INTO v;
+  RETURN v;
+END $$;
+GRANT EXECUTE ON FUNCTION tests.varied_ranking(text) TO PUBLIC;
+
+SELECT tests.as_role('scirag_reader');
+SET LOCAL scirag.sources = 'src_sf';
+SELECT is(tests.narrow_docs(), NULL, 'no positive filter: no narrow scope');
+SELECT tests.varied_ranking($$SELECT chunk_id, rank, score AS s FROM scirag.search_keyword('wombat tunnel dry season', 50)$$) AS wide_kw \gset
+SELECT tests.varied_ranking($$SELECT chunk_id, rank, distance AS s FROM scirag.search_vector((SELECT q FROM tests.qv), 50)$$) AS wide_vec \gset
+SET LOCAL scirag.documents = 'sf-varied';
+SELECT is(tests.narrow_docs(), ARRAY[:doc_varied]::bigint[], 'a one-paper filter is a narrow scope');
+SELECT is(tests.varied_ranking($$SELECT chunk_id, rank, score AS s FROM scirag.search_keyword('wombat tunnel dry season', 50)$$),
+  :'wide_kw', 'narrow scope: the keyword layer ranks and scores the paper''s chunks as the wide walk does');
+SELECT tests.as_role(NULL);
+SELECT is(scirag.kw_top_trace()->>'narrow', 'true', 'narrow scope: the keyword layer scored the admitted chunks directly');
+SELECT tests.as_role('scirag_reader');
+SELECT is(tests.varied_ranking($$SELECT chunk_id, rank, distance AS s FROM scirag.search_vector((SELECT q FROM tests.qv), 50)$$),
+  :'wide_vec', 'narrow scope: the dense layer ranks the paper''s chunks as the index walk does, same distances');
+SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('wombat tunnel -dig', 50)$$), '3',
+  'narrow scope: negation still applies (three chunks with wombat or tunnel and no dig)');
+SET LOCAL scirag.documents = 'sf-varied, sf-big';
+SELECT is(tests.narrow_docs(), NULL, 'filters admitting over 1,000 chunks: the layers walk their indexes');
+SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('kangaroo pouch wombat', 1000)$$), '1000',
+  'and the keyword layer still ranks inside the filter');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -85,6 +85,8 @@ class FakePlan:
         c = self.c
         self.calls[self.sql] = self.calls.get(self.sql, 0) + 1
         qi = {c.terms.index(t): i + 1 for i, t in enumerate(self.query)}
+        if self.sql == bm25.NARROW_SQL:
+            return [{"docs": None}]  # no positive scope filter: the block-max walk ranks
         if self.sql == bm25.META_SQL:
             rows = [(qi[b[0]], k, max(b[2]), min(b[3]), len(b[1])) for k, b in enumerate(c.blocks) if b[0] in qi]
             if not rows:

@@ -243,6 +243,30 @@ def test_a_chunk_is_scored_at_its_paragraph_openings():
     head_only = Pairs(1)
     assert head_only.score("q", [chunk, other]) == [0.2, 0.2] and head_only.seen == [[chunk, other]]
 
+    # the rerank option paragraphs scores fewer openings, never more than the folder says,
+    # and leaves the (cached) model as it was
+    two = rr.rerank(
+        "q",
+        [1, 2],
+        [chunk, other],
+        {"reranker": "cross_encoder", "entity_boost": 0, "paragraphs": 2},
+        cross_encoder=model,
+    )
+    assert [r[0] for r in two] == [1, 2] and model.paragraphs == 8
+    assert model.seen[-1] == rr.paragraph_openings(chunk, 2) + [other]
+    one = rr.rerank(
+        "q",
+        [1, 2],
+        [chunk, other],
+        {"reranker": "cross_encoder", "entity_boost": 0, "paragraphs": 1},
+        cross_encoder=model,
+    )
+    assert model.seen[-1] == [chunk, other] and {r[1] for r in one} == {0.2}
+    assert head_only.at_most(8).paragraphs == 1 and model.at_most(3).paragraphs == 3
+    for bad in (0, 9, True, "2", 2.5):
+        with pytest.raises(rr.OptionsError, match="paragraphs"):
+            rr.parse_options({"paragraphs": bad})
+
 
 # ---------------------------------------------------------------------------
 # The blend's choice and where it is written (scripts/tune_reranker_blend.py)
@@ -263,6 +287,16 @@ def test_blend_choice_takes_the_best_mean_and_breaks_ties_towards_the_fused_orde
     assert tune.choose({"scifact_tuning_ndcg@10": {"0.2": 0.9, "0.3": 0.5}, "scitab_tuning_hit@5": {"0.3": 0.5}}) == 0.3
     with pytest.raises(ValueError, match="both tuning sets"):
         tune.choose({"scifact_tuning_ndcg@10": {"0.2": 0.9}, "scitab_tuning_hit@5": {"0.3": 0.5}})
+
+
+def test_the_tuner_leaves_out_the_questions_the_model_was_trained_on(tmp_path):
+    tune = load_script("tune_reranker_blend")
+    rd = load_script("reranker_data")
+    defaults = (rd.SEED, rd.NEGATIVES, rd.QASPER_GROUPS)
+    assert tune.trainer_settings(tmp_path) == defaults  # the committed folder: no log, the trainer's defaults
+    log = [{"event": "start", "args": {"seed": "5", "negatives": "2", "qasper_groups": "1700"}}, {"event": "loss"}]
+    (tmp_path / "train_log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
+    assert tune.trainer_settings(tmp_path) == (5, 2, 1700)  # a trainer's --out folder: what it ran with
 
 
 def test_written_blend_keeps_the_pair_length_and_the_stage_reads_both(tmp_path):

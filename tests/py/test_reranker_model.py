@@ -62,7 +62,9 @@ def test_deployed_setting_is_builtin(admin_conn):
     assert (rr.BUILTIN_MODEL_DIR / "model.onnx").is_file()
 
 
-def test_profiles_do_not_rerank_by_default_and_deep_reranks_with_the_builtin_model_when_asked(reader_conn, demo_corpus):
+def test_profiles_do_not_rerank_the_library_by_default_and_deep_reranks_with_the_builtin_model_when_asked(
+    reader_conn, demo_corpus
+):
     for profile in ("interactive", "deep"):
         reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5, profile => %s)", (Q, profile)).fetchone()
         assert _stage(reader_conn, "rerank") is None, profile
@@ -100,6 +102,39 @@ def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_c
     scores = model.score(Q, [c for _, c in pool])
     want = [pool[i][0] for i in sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:5]]
     assert got == want and got != [c for c, _ in pool[:5]]
+
+
+def test_interactive_reranks_a_question_asked_of_one_paper(reader_conn, demo_corpus, model_setting, tiny_model_dir):
+    """The interactive profile's rerank stage runs only under a narrow scope (narrow_only)."""
+    model_setting(str(tiny_model_dir))
+    reader_conn.execute("SELECT set_config('scirag.documents', 'county-straw-2022', false)")
+    try:
+        pool = reader_conn.execute(
+            "SELECT chunk_id, content FROM scirag.retrieve(%s, 5, profile => 'interactive', options => %s)",
+            (Q, json.dumps(OFF)),
+        ).fetchall()
+        assert _stage(reader_conn, "rerank")["status"] == "disabled"  # switched off by the caller
+        got = [r[0] for r in reader_conn.execute("SELECT chunk_id FROM scirag.retrieve(%s, 5)", (Q,))]
+        stage = _stage(reader_conn, "rerank")
+        assert stage["status"] == "ok" and stage["candidates"] == len(pool) > 1
+        model = rr.CrossEncoderReranker(str(tiny_model_dir), batch_size=16, max_length=512)
+        scores = model.score(Q, [c for _, c in pool])
+        assert got == [pool[i][0] for i in sorted(range(len(pool)), key=lambda i: (-scores[i], i))]
+    finally:
+        reader_conn.execute("SELECT set_config('scirag.documents', '', false)")
+    # the whole library: no stage, the fused order
+    reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5)", (Q,)).fetchone()
+    assert _stage(reader_conn, "rerank") is None
+
+
+@pytest.mark.parametrize("bad", [{"paragraphs": 0}, {"paragraphs": 9}, {"paragraphs": "2"}, {"narrow_only": "yes"}])
+def test_the_new_rerank_options_are_bounded(reader_conn, bad):
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="rerank"):
+        reader_conn.execute(
+            "SELECT count(*) FROM scirag.retrieve(%s, 5, options => %s)", (Q, json.dumps({"rerank": bad}))
+        )
 
 
 @pytest.mark.parametrize("where", ["/nonexistent/scirag-reranker", "tmp"])

@@ -23,6 +23,7 @@ ONNX session) as arguments, so tests/py exercise it without a database.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -62,6 +63,7 @@ DEFAULTS = {
     "max_length": 512,
     "fused_scores": None,  # base scores when no model runs (normalised)
     "deadline_ms": None,  # time left for the model (retrieve passes what its deadline leaves)
+    "paragraphs": None,  # at most this many paragraph openings per chunk (None: reranker.json's)
 }
 MAX_DEADLINE_MS = 600_000  # the bound of retrieve's own deadline_ms
 
@@ -132,6 +134,9 @@ def parse_options(options) -> dict:
                 raise OptionsError(
                     f'rerank option "entities" takes at most {MAX_ENTITIES} strings of at most 200 characters'
                 )
+        elif key == "paragraphs":
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_PARAGRAPHS):
+                raise OptionsError(f'rerank option "paragraphs" must be an integer between 1 and {MAX_PARAGRAPHS}')
         elif key == "deadline_ms":
             if v is not None and (not _is_number(v) or not 0 <= v <= MAX_DEADLINE_MS):
                 raise OptionsError(f'rerank option "deadline_ms" must be a number between 0 and {MAX_DEADLINE_MS}')
@@ -403,9 +408,17 @@ class CrossEncoderReranker:
             feeds[name] = np.asarray(arrays[name], dtype=np.int32 if "int32" in str(typ) else np.int64)
         return feeds
 
+    def at_most(self, paragraphs: int) -> "CrossEncoderReranker":
+        """This model scoring a chunk at no more than ``paragraphs`` openings (the rerank
+        option: fewer pairs cost less), never more than its reranker.json says. A copy
+        sharing the loaded session: the cached model keeps its own setting."""
+        view = copy.copy(self)
+        view.paragraphs = max(1, min(int(paragraphs), self.paragraphs))
+        return view
+
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One score per passage: the best of its paragraph openings (reranker.json's
-        ``paragraphs``; a passage of one paragraph is scored as it is)."""
+        ``paragraphs``, or fewer: at_most; a passage of one paragraph is scored as it is)."""
         views = [paragraph_openings(p, self.paragraphs) for p in passages]
         flat = self._score_pairs(query, [v for vs in views for v in vs])
         out, at = [], 0
@@ -647,6 +660,8 @@ def rerank(
         t0 = clock()  # loading the model counts against the deadline too
         try:
             model = _reranker(opts, llm=llm, cross_encoder=cross_encoder, cache=cache, env=env)
+            if opts["paragraphs"] is not None and isinstance(model, CrossEncoderReranker):
+                model = model.at_most(opts["paragraphs"])
             # An LLM reranker scores the head of the pool only: each batch is a paid call.
             head = min(n, LLM_MAX_PASSAGES) if getattr(model, "name", "") == "llm" else n
             scores = _scores_in_time(model, query or "", texts[:head], opts["deadline_ms"], tick, clock, t0)
