@@ -245,22 +245,14 @@ def test_a_chunk_is_scored_at_its_paragraph_openings():
 
     # the rerank option paragraphs scores fewer openings, never more than the folder says,
     # and leaves the (cached) model as it was
-    two = rr.rerank(
-        "q",
-        [1, 2],
-        [chunk, other],
-        {"reranker": "cross_encoder", "entity_boost": 0, "paragraphs": 2},
-        cross_encoder=model,
-    )
+    def at_most(paragraphs):
+        opts = {"reranker": "cross_encoder", "entity_boost": 0, "paragraphs": paragraphs}
+        return rr.rerank("q", [1, 2], [chunk, other], opts, cross_encoder=model)
+
+    two = at_most(2)
     assert [r[0] for r in two] == [1, 2] and model.paragraphs == 8
     assert model.seen[-1] == rr.paragraph_openings(chunk, 2) + [other]
-    one = rr.rerank(
-        "q",
-        [1, 2],
-        [chunk, other],
-        {"reranker": "cross_encoder", "entity_boost": 0, "paragraphs": 1},
-        cross_encoder=model,
-    )
+    one = at_most(1)
     assert model.seen[-1] == [chunk, other] and {r[1] for r in one} == {0.2}
     assert head_only.at_most(8).paragraphs == 1 and model.at_most(3).paragraphs == 3
     for bad in (0, 9, True, "2", 2.5):
