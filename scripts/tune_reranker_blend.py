@@ -15,9 +15,8 @@ what the stage falls back to).
 The blend for a pool from one document (fused_weight_one_document) is chosen apart, on
 QASPER *train* questions the model was not trained on (the trainer's groups are
 rebuilt with the seed, negatives and group count of its train_log.jsonl to leave its
-questions out; --questions of them), each asked
-as a reader scoped to its paper: evidence recall@5 of the deep profile's pool reranked
-at each weight (ties: the larger). Needs scirag_qasper_train (`scirag eval qasper
+questions out; --questions of them), each asked as a reader scoped to its paper:
+evidence recall@5 of the deep profile's pool reranked at each weight (ties: the larger). Needs scirag_qasper_train (`scirag eval qasper
 ../shared/data/qasper --split train`).
 
 Prints one JSON object; --write also puts the chosen weights into
