@@ -104,26 +104,33 @@ def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_c
     assert got == want and got != [c for c, _ in pool[:5]]
 
 
-def test_interactive_reranks_a_question_asked_of_one_paper(reader_conn, demo_corpus, model_setting, tiny_model_dir):
-    """The interactive profile's rerank stage runs only under a narrow scope (narrow_only)."""
+@pytest.mark.parametrize("profile, pool", [("interactive", 5), ("deep", 20)])
+def test_a_question_asked_of_one_paper_is_reranked(
+    reader_conn, demo_corpus, model_setting, tiny_model_dir, profile, pool
+):
+    """The profiles' rerank stage runs only under a narrow scope (narrow_only): interactive
+    over its k, deep over its pool of 20."""
     model_setting(str(tiny_model_dir))
     reader_conn.execute("SELECT set_config('scirag.documents', 'county-straw-2022', false)")
     try:
-        pool = reader_conn.execute(
-            "SELECT chunk_id, content FROM scirag.retrieve(%s, 5, profile => 'interactive', options => %s)",
-            (Q, json.dumps(OFF)),
+        fused = reader_conn.execute(
+            "SELECT chunk_id, content FROM scirag.retrieve(%s, %s, profile => %s, options => %s)",
+            (Q, pool, profile, json.dumps(OFF)),
         ).fetchall()
         assert _stage(reader_conn, "rerank")["status"] == "disabled"  # switched off by the caller
-        got = [r[0] for r in reader_conn.execute("SELECT chunk_id FROM scirag.retrieve(%s, 5)", (Q,))]
+        got = [
+            r[0]
+            for r in reader_conn.execute("SELECT chunk_id FROM scirag.retrieve(%s, 5, profile => %s)", (Q, profile))
+        ]
         stage = _stage(reader_conn, "rerank")
-        assert stage["status"] == "ok" and stage["candidates"] == len(pool) > 1
+        assert stage["status"] == "ok" and stage["candidates"] == len(fused) > 1
         model = rr.CrossEncoderReranker(str(tiny_model_dir), batch_size=16, max_length=512)
-        scores = model.score(Q, [c for _, c in pool])
-        assert got == [pool[i][0] for i in sorted(range(len(pool)), key=lambda i: (-scores[i], i))]
+        scores = model.score(Q, [c for _, c in fused])
+        assert got == [fused[i][0] for i in sorted(range(len(fused)), key=lambda i: (-scores[i], i))][:5]
     finally:
         reader_conn.execute("SELECT set_config('scirag.documents', '', false)")
     # the whole library: no stage, the fused order
-    reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5)", (Q,)).fetchone()
+    reader_conn.execute("SELECT count(*) FROM scirag.retrieve(%s, 5, profile => %s)", (Q, profile)).fetchone()
     assert _stage(reader_conn, "rerank") is None
 
 
