@@ -11,7 +11,8 @@
 -- 1.7 ms each on one thread; six openings: 30 pairs for 0.907). The layers' short road
 -- for such a scope (functions/scope_narrow, functions/search_vector_narrow) saved more
 -- than this spends. A question over the whole library is not reranked (narrow_only):
--- its latency and order stay as they were; the deep profile reranks only when asked.
+-- its latency and order stay as they were (schema/deep_rerank_narrow does the same for
+-- the deep profile).
 BEGIN;
 UPDATE scirag.retrieval_profiles
 SET config = config || '{"rerank": {"reranker": "cross_encoder", "batch_size": 16, "entity_boost": 0, "paragraphs": 2, "narrow_only": true}}'::jsonb,
