@@ -59,6 +59,17 @@ def test_supports_passes_a_table_row_read_with_its_header():
     assert chk["supports_ok"] and chk["numbers_ok"]
 
 
+def test_supports_reads_a_column_named_without_key_terms_when_the_claim_names_it():
+    # "Value" carries no key term; the claim names the column word for word
+    table = "Parameter | Value\nOuter step size | 0.25\nInner batch size | 25"
+    ok = checks.run_checks("Parameter: Outer step size; Value: 0.25 [1]", [{"n": 1, "text": table}])
+    assert ok["supports_ok"]
+    # a figure from another row still fails, and so does a claim that does not name the column
+    assert not checks.run_checks("Parameter: Outer step size; Value: 25 [1]", [{"n": 1, "text": table}])["supports_ok"]
+    residue = "Residue | n | Ash\nBarley straw | 18 | 5.4"
+    assert not checks.run_checks("Barley straw contains 18 % ash [1].", [{"n": 1, "text": residue}])["supports_ok"]
+
+
 def test_abstention_fails_when_an_answerable_question_is_refused_and_the_reverse():
     refusal = "The sources do not contain the straw supply of Harlan County."
     assert not run(refusal, expect_abstain=False)["abstention_ok"]

@@ -94,3 +94,30 @@ def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
     assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)
     assert len({q.id for q in qs}) == len(qs)
+
+
+def test_table_cell_questions_are_written_from_spot_cells_and_load_as_table_questions(tmp_path):
+    import subprocess
+    import sys
+
+    line = {
+        "paper": "p1",
+        "table": "Table 2",
+        "caption_start": "Results on NQ320k. Reporting hits@1 and",
+        "cells": [
+            {"row": "BM25", "col": "10", "value": "59.0", "col_group": "hits@k"},
+            {"row": "SEAL", "col": "1", "value": "26.3 ± 0.2", "row_context": "Beam 15"},
+        ],
+    }
+    tables = write(tmp_path, [line], "tables.jsonl")
+    out = tmp_path / "cells.jsonl"
+    script = ROOT / "scripts" / "table_cell_questions.py"
+    subprocess.run([sys.executable, str(script), str(tables), str(out)], check=True, capture_output=True)
+    a, b = evalqa.load_questions(out)
+    assert a.question == "Results on NQ320k: what is the hits@k 10 of BM25?" and a.answers == ["59.0"]
+    assert b.question == "Results on NQ320k: what is the 1 of SEAL (Beam 15)?" and b.answers == ["26.3 ± 0.2", "26.3"]
+    assert "table" in a.tags and a.reference_documents == ["p1"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"paper": "p1"}\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script), str(bad), str(out)], capture_output=True, text=True)
+    assert run.returncode == 2 and "line 1" in run.stderr

@@ -221,3 +221,74 @@ def test_a_column_named_by_initials_and_a_row_by_a_size():
         "What model dimension does the 30B model use?", row(1, table, ext="opt", title="OPT", is_table=True)
     )
     assert "7168" in out.text and "12288" not in out.text
+
+
+SETTINGS = (
+    "Table 5: Hyper-parameters for the transfer experiments. All outer step sizes were annealed to zero.\n"
+    "Parameter | Value\n"
+    "Inner learning rate | 0.003\n"
+    "Inner batch size | 25\n"
+    "Outer step size | 0.25\n"
+    "Outer iterations | 40K"
+)
+
+
+def test_a_table_caption_is_evidence_its_rows_are_read_in_its_light():
+    # "transfer experiments" is only in the caption: it names the table, so the answer
+    # comes from the table instead of an abstention that no source mentions it
+    out, _ = answer(
+        "In the transfer experiments, what is the value of the outer step size?",
+        row(1, SETTINGS, ext="reptile", title="Meta-Learning", is_table=True),
+    )
+    assert not out.abstained and "0.25" in out.text and "40K" not in out.text
+
+
+def test_a_question_in_the_captions_words_is_answered_from_the_rows_under_it():
+    # the caption shares the rows' block: the old reading dropped it, then abstained
+    # saying no source mentions "Enwik8", which the table's own caption does
+    table = (
+        "Table 5: Enwik8 results, measured in bits per character (bpc): the lower the better.\n"
+        "Method | Train bpc | Test bpc\n"
+        "Transformer | 0.977 | 1.137\n"
+        "Reformer | 1.040 | 1.195\n"
+        "RWKV-RNN | 0.720 | -"
+    )
+    prose = "We compare RWKV with efficient transformers. The training curves are shown in Figure 3 for every method."
+    out, _ = answer(
+        "How did Reformer do on Enwik8, in test bits per character?",
+        row(1, table, ext="rwkv", title="RWKV", is_table=True, document_id=5),
+        row(2, prose, ext="rwkv", title="RWKV", document_id=5),
+    )
+    assert not out.abstained and "Test bpc: 1.195" in out.text
+
+
+def test_what_is_the_attribute_of_a_row_names_its_column():
+    from scirag_helpers.answer.question import asked_attribute
+
+    assert asked_attribute("What is the learning rate of the 175B model?") == ["learn", "rate"]
+    # a bare "what is X?" asks for a definition, not an attribute
+    assert asked_attribute("What is MFU?") == []
+    out, _ = answer(
+        "What is the Value of Inner batch size?", row(1, SETTINGS, ext="reptile", title="Meta-Learning", is_table=True)
+    )
+    assert out.reason == "table cell" and out.text == "Parameter: Inner batch size; Value: 25 [1]"
+
+
+def test_a_value_with_its_magnitude_is_a_cell_value():
+    out, _ = answer(
+        "What is the value of outer iterations in the transfer experiments?",
+        row(1, SETTINGS, ext="reptile", title="Meta-Learning", is_table=True),
+    )
+    assert out.text == "Parameter: Outer iterations; Value: 40K [1]"
+
+
+def test_a_row_label_in_another_order_is_another_row():
+    table = (
+        "Table 13: Translation BLEU scores.\n"
+        "Src Tgt | 0-shot | 1-shot\n"
+        "en de | 31.8 | 26.2\n"
+        "de en | 43.8 | 43.9\n"
+        "en fr | 37.5 | 37.2"
+    )
+    out, _ = answer("What is the 1-shot BLEU score of de en?", row(1, table, ext="palm", title="PaLM", is_table=True))
+    assert "43.9" in out.text and "26.2" not in out.text

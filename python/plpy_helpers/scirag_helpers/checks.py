@@ -343,15 +343,26 @@ def names_in(sentence: str) -> set[str]:
     return out
 
 
-def _numbers_in_right_columns(nums: set[str], kt: set[str], cols: list) -> bool:
+def _numbers_in_right_columns(nums: set[str], kt: set[str], cols: list, claim: str) -> bool:
     """Each number of the claim sits in the row label or in a column whose name shares
-    a key term with the claim (a table without column names cannot tell)."""
+    a key term with the claim, or that the claim names word for word when the name has
+    no key term ("Parameter | Value": "Value: 0.25"). A table without column names
+    cannot tell."""
     if not cols or not any(h for h, _ in cols[1:]):
         return True
+    low = claim.lower()
+
+    def named(i: int) -> bool:
+        name = cols[i][0].strip().lower()
+        ts = key_terms(name)
+        if ts:
+            return bool(ts & kt)
+        return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", low) is not None
+
     for x in nums:
         places = [i for i, (_, c) in enumerate(cols) if x in numbers_in(c)]
         # a number that is in no cell is part of a name ("5-shot 5-way"), checked above
-        if places and not any(i == 0 or key_terms(cols[i][0]) & kt for i in places):
+        if places and not any(i == 0 or named(i) for i in places):
             return False
     return True
 
@@ -379,7 +390,7 @@ def sentence_supported(sentence: str, sources_by_n: dict[int, str], min_terms: f
                 continue
             if kt and len(kt & key_terms(unit)) < min_terms * len(kt):
                 continue
-            if _numbers_in_right_columns(nums, kt, cols):
+            if _numbers_in_right_columns(nums, kt, cols, sentence):
                 return True
     return False
 

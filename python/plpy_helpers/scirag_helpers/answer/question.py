@@ -16,6 +16,7 @@ _ATTR_END = frozenset(
     """does do did is are was were has have had can could will would make makes made
 of for in on with at to by from that than ends end""".split()
 )
+_COPULA_ATTR = re.compile(r"(?:is|are|was|were)\s+(?:the|an?)\s+", re.I)
 _NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
 
 
@@ -97,11 +98,21 @@ def asked_attribute(question: str) -> list[str]:
     m = _WH.search(question or "")
     if not m:
         return []
+    rest = question[m.end() :]
+    # "what is the learning rate of X": the attribute follows the copula and comes
+    # before the preposition (a bare "what is X?" asks for a definition, not an attribute)
+    cop = _COPULA_ATTR.match(rest)
+    if cop:
+        rest = rest[cop.end() :]
     words = []
-    for w in re.sub(r"\([^)]*\)", " ", question[m.end() :]).split():
+    ended = False
+    for w in re.sub(r"\([^)]*\)", " ", rest).split():
         if w.lower().strip(",.?") in _ATTR_END:
+            ended = True
             break
         words.append(w)
+    if cop and not ended:
+        return []
     return [t for t in terms(" ".join(words)) if t]
 
 

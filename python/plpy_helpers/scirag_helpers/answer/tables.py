@@ -10,6 +10,11 @@ from scirag_helpers.answer.question import _negated, _norm_entity, question_enti
 from scirag_helpers.words import terms
 
 
+# a value with its magnitude ("40K" steps, "38M" parameters): a number to a reader,
+# though the numbers check reads none in it
+_MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?\s?[KMBT]", re.I)
+
+
 @dataclass
 class Cell:
     n: int
@@ -47,6 +52,15 @@ def _abbreviated(name: str, question: str) -> list[str]:
     ]
 
 
+def _in_order(label: list[str], qseq: list[str]) -> bool:
+    """The label's words that the question uses come in the question's order."""
+    pos = {}
+    for i, t in enumerate(qseq):
+        pos.setdefault(t, i)
+    seen = [pos[t] for t in label if t in pos]
+    return seen == sorted(seen)
+
+
 def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: list[str]) -> Cell | None:
     """The cell a question names by its row and its column, read from the table chunks
     among the sources: the row label (with its group) and the column name (with its
@@ -65,6 +79,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
     named = question_entities(question)
     sizes = {num for num, _ in sizes_in_question(named)}
     codes = [e for e in named if not terms(e)]  # "A-B": a name without terms
+    qseq = terms(question, True)
     best: Cell | None = None
     for s, t in ((src, tab) for src in sources for tab in checks.parse_tables(src["text"])):
         ctx = set(terms(" ".join([t["caption"], s.get("section_path") or "", *t["header_lines"]]), True))
@@ -90,9 +105,16 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
                 continue
             extra = len([x for x in lab - qset if not x.startswith("#")])
             penalty = 0.04 * extra + (0.5 if _negated(label) != q_neg else 0.0)
+            # the question's words in another order name another row ("de en" is not "en de")
+            if not _in_order(terms(label, True), qseq):
+                penalty += 0.03
             candidates = []
             for name, cell in cols:
-                if not cell or not checks.numbers_in(cell) and cell not in ("✓", "✗"):
+                if (
+                    not cell
+                    or not (checks.numbers_in(cell) or _MAGNITUDE.fullmatch(cell.strip()))
+                    and cell not in ("✓", "✗")
+                ):
                     continue
                 if set(terms(cell, True)) <= qset:
                     continue  # the question already gives this value ("the 20 bAbI tasks")

@@ -25,6 +25,7 @@ class Unit:
     text: str  # quoted text (a sentence, or a rendered table row)
     terms: set = field(default_factory=set)
     ctx: set = field(default_factory=set)  # terms of the title and section path (count half)
+    table_ctx: set = field(default_factory=set)  # a table row's caption and header terms (count half too)
     is_row: bool = False
     cells: list = field(default_factory=list)  # (header, value) for table rows
     has_number: bool = False
@@ -55,9 +56,18 @@ def units_of(source: dict) -> list[Unit]:
         if not lines:
             continue
         if sum(1 for x in lines if _ROW.search(x)) >= max(1, len(lines) // 2):
+            # The block's lines without cells are the table's caption. A row reads in its
+            # light, as a sentence reads under its section's title: the caption names what
+            # the table measures, and questions use its words ("Enwik8 results"). It is
+            # not quoted on its own: it describes the table, the rows answer.
+            caption = [x for x in lines if not _ROW.search(x)]
+            table = checks.parse_table("\n".join(lines))
+            around = " ".join([*caption, *(table["header_lines"] if table else [])])
+            table_ctx = set(terms(around, True))
             for cells in table_rows(lines):
                 rendered = "; ".join(f"{h}: {v}" if h else v for h, v in cells if v)
                 u = Unit(source["n"], order, rendered, set(terms(rendered, True)), is_row=True, cells=cells)
+                u.table_ctx = table_ctx
                 out.append(u)
                 order += 1
             continue
@@ -79,7 +89,7 @@ def units_of(source: dict) -> list[Unit]:
             order += 1
     for u in out:
         body = _LABEL.sub("", u.text)  # "Table 5:" is a name, not a figure
-        u.ctx = ctx - u.terms
+        u.ctx = (ctx | u.table_ctx) - u.terms
         u.is_caption = body != u.text
         u.has_number = bool(_NUM.search(body))
         # a table cell is a measurement: its unit sits in the column header
