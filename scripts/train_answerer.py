@@ -11,6 +11,10 @@ they are missing (the same database, scirag_qasper_train), asks every question a
 reader scoped to its paper to see exactly the sources the answerer is shown, and
 splits the papers 80/20 (seeded) into a fitting part and a checking part, whose
 figures it prints and stores in the model file. numpy only; deterministic.
+
+The yes/no decider ships only if it beats the prior "Yes" in 5-fold cross-validation
+by paper; ``--part yes_no --papers 888`` refits it alone on every train paper's yes/no
+questions (about 470) and leaves the other models in the file as they are.
 """
 
 from __future__ import annotations
@@ -131,7 +135,7 @@ def fit(rows: list[dict], span_types: tuple = ()) -> dict:
             sent_y.append(gold_recall(x["sentence"], g["texts"]))
     model["sentence"] = fitted(sent_feats, sent_y, lambda x, y: ridge(x, y, RIDGE))
     # 2. spans within the best sentences, yes/no, and abstention features
-    span_feats, span_y, yn_feats, yn_y, ab_feats, ab_y = [], [], [], [], [], []
+    span_feats, span_y, ab_feats, ab_y = [], [], [], []
     for r in rows:
         it, shown, g = r["item"], r["shown"], r["gold"]
         qtype, cands, ranked = answer_forms.candidates(it.question, shown, terms, model, r["sentence_answer"])
@@ -141,15 +145,12 @@ def fit(rows: list[dict], span_types: tuple = ()) -> dict:
         ab_y.append(float(g["unanswerable"]))
         if g["unanswerable"]:
             continue
-        if qtype == "yes_no" and g["yes_no"] is not None:
-            yn_feats.append(answer_forms.yes_no_features(it.question, ranked))
-            yn_y.append(float(g["yes_no"]))
         if g["texts"] and qtype != "yes_no":
             for c in cands:
                 span_feats.append(c.features)
                 span_y.append(max(qasper.token_f1(c.text, t) for t in g["texts"]))
     model["span"] = fitted(span_feats, span_y, lambda x, y: ridge(x, y, RIDGE))
-    model["yes_no"] = {**fitted(yn_feats, yn_y, logistic), "share_yes": round(float(np.mean(yn_y)), 4)}
+    model["yes_no"] = fit_yes_no(rows, model)
     model["abstain"] = {**fitted(ab_feats, ab_y, logistic), "share_unanswerable": round(float(np.mean(ab_y)), 4)}
     # 3. the abstention threshold: the lowest at which abstentions on the fitting part
     #    are right at least ABSTAIN_PRECISION of the time (Answer F1 alone would abstain
@@ -170,6 +171,54 @@ def fit(rows: list[dict], span_types: tuple = ()) -> dict:
             break
     model["abstain"]["min_precision"] = ABSTAIN_PRECISION
     return model
+
+
+def yes_no_rows(rows: list[dict], model: dict) -> list[tuple]:
+    """(paper, features, F1 of "Yes", F1 of "No", label) for each yes/no-form question."""
+    out = []
+    for r in rows:
+        it, shown = r["item"], r["shown"]
+        qtype, _, ranked = answer_forms.candidates(it.question, shown, answer.terms, model, r["sentence_answer"])
+        if qtype != "yes_no" or not ranked:
+            continue
+        f = answer_forms.yes_no_features(it.question, ranked, shown, answer.terms, r["sentence_answer"] is not None)
+        label = r["gold"]["yes_no"]
+        out.append((it.paper_id, f, qasper.score("Yes", it.answers)[0], qasper.score("No", it.answers)[0], label))
+    return out
+
+
+def fit_yes_no(rows: list[dict], model: dict) -> dict:
+    return choose_yes_no(yes_no_rows(rows, model))
+
+
+def choose_yes_no(data: list[tuple], folds: int = 5) -> dict:
+    """The yes/no decider (a logistic regression) if it beats the prior "Yes" in
+    cross-validation by paper (Answer F1 of its calls), else the prior alone: a decider
+    that only looks good on the questions it was fitted on must not ship."""
+    labelled = [d for d in data if d[4] is not None]
+    share_yes = round(float(np.mean([float(d[4]) for d in labelled])), 4) if labelled else 1.0
+    names = names_of([d[1] for d in data])
+    papers = sorted({d[0] for d in data})
+    random.Random(SEED).shuffle(papers)
+    fold = {p: i % folds for i, p in enumerate(papers)}
+    model_f1, prior_f1 = [], []
+    for k in range(folds):
+        train = [d for d in labelled if fold[d[0]] != k]
+        test = [d for d in data if fold[d[0]] == k]
+        if not train or not test:
+            continue
+        w = logistic(matrix([d[1] for d in train], names), np.array([float(d[4]) for d in train]))
+        p = matrix([d[1] for d in test], names) @ w
+        model_f1 += [d[2] if x >= 0 else d[3] for d, x in zip(test, p)]
+        prior_f1 += [d[2] if share_yes >= 0.5 else d[3] for d in test]
+    cv = {"model": round(float(np.mean(model_f1)), 4), "prior": round(float(np.mean(prior_f1)), 4)}
+    out = {"share_yes": share_yes, "examples": len(labelled), "questions": len(data), "cv_answer_f1": cv}
+    if labelled and cv["model"] > cv["prior"]:
+        out.update(fitted([d[1] for d in labelled], [float(d[4]) for d in labelled], logistic))
+        out["examples"] = len(labelled)
+    else:
+        out["weights"] = {}  # the prior answers (answer_forms.says_yes)
+    return out
 
 
 def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
@@ -195,6 +244,25 @@ def report(rows: list[dict], model: dict | None) -> dict:
     return out
 
 
+def refit_yes_no(path: Path, dsn: str, papers: dict, items: list, options: dict) -> None:
+    model = json.loads(path.read_text(encoding="utf-8"))
+    items = [it for it in items if answer_forms.question_type(it.question) == "yes_no"]
+    rows = collect(dsn, items, options)
+    for r in rows:
+        r["gold"] = gold(r["item"])
+    model["yes_no"] = fit_yes_no(rows, model)
+    model["yes_no"]["trained"] = {
+        "data": "QASPER v0.3 train split (CC BY 4.0), first papers by id",
+        "papers": len(papers),
+        "seed": SEED,
+        "options": options,
+        "date": date.today().isoformat(),
+    }
+    path.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(json.dumps(model["yes_no"], indent=1))
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "qasper")
@@ -206,12 +274,21 @@ def main() -> None:
         default="",
         help="question forms answered by spans shorter than a sentence, e.g. list,number (default: none)",
     )
+    ap.add_argument(
+        "--part",
+        choices=("all", "yes_no"),
+        default="all",
+        help="yes_no: refit only the yes/no decider, on the yes/no questions of the papers chosen, "
+        "into the existing model file (the other models stay as they are)",
+    )
     args = ap.parse_args()
     papers, items = qasper.read_split(args.data / "train.tar.gz")
     papers, items = qasper.select(papers, items, args.papers)
     dsn = qasper.qasper_dsn(args.dsn, "train")
     qasper.build(dsn, papers)
     options = {"k": 10, "profile": "interactive", "answerer": "extractive", "max_sources": 5}
+    if args.part == "yes_no":
+        return refit_yes_no(args.out, dsn, papers, items, options)
     rows = collect(dsn, items, options)
     for r in rows:
         r["gold"] = gold(r["item"])

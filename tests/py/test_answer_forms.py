@@ -84,6 +84,51 @@ def test_without_a_model_the_best_sentence_and_a_prior_yes():
     assert form.short == "Yes"
 
 
+def test_a_decider_shipped_without_weights_answers_with_its_prior():
+    m = toy_model()
+    m["yes_no"] = {"weights": {}, "share_yes": 0.55}
+    shown = [{"n": 1, "text": "We do not evaluate on WN18 because it leaks test triples."}]
+    assert answer_forms.decide("Do they evaluate on WN18?", shown, answer.terms, m).short == "Yes"
+    m["yes_no"]["share_yes"] = 0.3
+    assert answer_forms.decide("Do they evaluate on WN18?", SHOWN, answer.terms, m).short == "No"
+
+
+def test_yes_no_features_say_whether_the_sources_name_what_is_asked():
+    ranked = [(0.5, 1, SHOWN[0]["text"])]
+    found = answer_forms.yes_no_features("Do they evaluate on WN18?", ranked, SHOWN, answer.terms, True)
+    missing = answer_forms.yes_no_features("Do they evaluate on YAGO3?", ranked, SHOWN, answer.terms, False)
+    assert found["all_found"] == 1.0 and found["q_found"] == 1.0 and found["no_sentence"] == 0.0
+    assert missing["all_found"] == 0.0 and missing["q_found"] < 1.0 and missing["no_sentence"] == 1.0
+
+
+def test_the_trainer_ships_the_decider_only_when_it_beats_the_prior_by_paper():
+    import random
+    import sys
+
+    from scirag.db import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_answerer import choose_yes_no
+
+    rng = random.Random(3)
+
+    def rows(signal: bool):
+        out = []
+        for i in range(200):
+            yes = rng.random() < 0.6
+            found = float(yes) if signal else float(rng.random() < 0.5)
+            out.append((f"p{i // 2}", {"bias": 1.0, "all_found": found}, float(yes), float(not yes), yes))
+        return out
+
+    # a feature that decides the answer: the decider ships and beats the prior
+    chosen = choose_yes_no(rows(True))
+    assert chosen["weights"] and chosen["cv_answer_f1"]["model"] > chosen["cv_answer_f1"]["prior"]
+    # noise: the prior ships, with no weights
+    noise = choose_yes_no(rows(False))
+    assert noise["weights"] == {} and noise["cv_answer_f1"]["model"] <= noise["cv_answer_f1"]["prior"]
+    assert 0.5 < noise["share_yes"] < 0.7
+
+
 def test_a_long_sentence_is_bounded():
     shown = [{"n": 1, "text": " ".join(f"word{i} WN18" for i in range(20000)) + "."}]
     t0 = time.perf_counter()

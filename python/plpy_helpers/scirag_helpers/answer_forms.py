@@ -360,10 +360,17 @@ def candidates(
     return qtype, out, ranked
 
 
-def yes_no_features(question: str, ranked: list) -> dict:
+def yes_no_features(question: str, ranked: list, shown: list[dict], terms, answered: bool) -> dict:
+    """What decides "Do they use X?" without reading it: a paper that never names X
+    mostly did not (the question's terms found in the shown sources, all of them or
+    not; whether the sentence answerer found a sentence at all), and negation."""
     top = ranked[0][2].lower() if ranked else ""
     toks = set(tokens(top))
     q = set(tokens(question.lower()))
+    qt = set(terms(question))
+    seen = set()
+    for s in shown:
+        seen |= set(terms(s.get("text") or ""))
     return {
         "bias": 1.0,
         "neg_top": float(bool(toks & _NEGATION)),
@@ -372,7 +379,19 @@ def yes_no_features(question: str, ranked: list) -> dict:
         "any_q": float("any" in q),
         "only_q": float("only" in q),
         "both": float(bool(toks & _NEGATION) and bool(q & _NEGATION)),
+        "q_found": len(qt & seen) / max(len(qt), 1),
+        "all_found": float(bool(qt) and qt <= seen),
+        "no_sentence": float(not answered),
     }
+
+
+def says_yes(model: dict, features: dict) -> float:
+    """P(yes) from the decider, or the training share of "yes" when the decider did not
+    beat that prior on held-out training papers (it ships without weights then)."""
+    yn = model.get("yes_no") or {}
+    if not yn.get("weights"):
+        return float(yn.get("share_yes", 1.0))
+    return _sigmoid(_dot(yn["weights"], features))
 
 
 def abstain_features(question: str, ranked: list, shown: list[dict], terms, qtype: str) -> dict:
@@ -420,7 +439,7 @@ def decide(
             details={"p_unanswerable": round(p_unanswerable, 4)},
         )
     if qtype == "yes_no":
-        p_yes = _sigmoid(_dot(model["yes_no"]["weights"], yes_no_features(question, ranked)))
+        p_yes = says_yes(model, yes_no_features(question, ranked, shown, terms, sentence_answer is not None))
         short = "Yes" if p_yes >= 0.5 else "No"
         conf = max(p_yes, 1 - p_yes) * (1 - p_unanswerable)
         return Form(
