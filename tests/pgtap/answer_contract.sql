@@ -4,7 +4,7 @@
 -- without retrieving, content-free traces, templates and eval rows under RLS.
 -- Retrieval uses the keyword layer only, so the test needs no embedding model.
 BEGIN;
-SELECT plan(39);
+SELECT plan(41);
 \ir helpers/fixtures.psql
 
 SELECT tests.as_role('scirag_loader');
@@ -96,6 +96,16 @@ SELECT tests.as_role('scirag_reader');
 -- Planted unanswerable question: the sources never mention it.
 SELECT ok((scirag.answer('What is the boiling point of zorbel resin under vacuum distillation?', tests.kw())->>'abstained')::boolean,
   'a question about something no document in scope mentions is abstained on');
+
+-- A typo is not a thing the sources lack: a word one edit away from a word of the
+-- caller's documents does not count as unknown ("harvset"), a word one edit away only
+-- from a restricted document's word does (the check reads the caller's statistics).
+INSERT INTO tests.ans VALUES ('typo', scirag.answer('How much zorbel fibre did Quillon harvset?', tests.kw()));
+SELECT ok((SELECT NOT (a->>'abstained')::boolean AND strpos(a->>'answer', '4,210') > 0 FROM tests.ans WHERE tag = 'typo'),
+  'a question with a typo of a word in scope ("harvset") is answered');
+INSERT INTO tests.ans VALUES ('typo-secret', scirag.answer('How much zorbel glucna is in the fibre?', tests.kw()));
+SELECT ok((SELECT (a->>'abstained')::boolean AND strpos(a->>'answer', 'mentions "glucna"') > 0 FROM tests.ans WHERE tag = 'typo-secret'),
+  'a word one edit away only from a restricted document''s word stays unknown to the reader');
 
 -- Empty scope: abstain, and call neither retrieval nor any model.
 DO $$ BEGIN PERFORM set_config('scirag.last_trace', '{"sentinel": true}', true); END $$;

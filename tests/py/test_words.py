@@ -104,3 +104,13 @@ def test_normalisers():
     ]
     assert words.entity_name("The Transformers (Vaswani et al.)") == "transformer"
     assert words.normalize_number("120,300") == "120300" and words.normalize_number("0.40") == "0.4"
+
+
+def test_one_edit_reaches_the_word_a_typo_came_from():
+    from scirag_helpers.words import one_edit
+
+    assert "algorithm" in one_edit("algorihm")  # a letter dropped
+    assert "hierarchical" in one_edit("heirarchical")  # two letters swapped
+    assert "apart" in one_edit("appart") and "outperform" in one_edit("outpeform")
+    assert "algorihm" not in one_edit("algorihm") and "algorithm" not in one_edit("algorim")
+    assert len(one_edit("harvset")) <= 54 * 7 + 25  # linear in the word's length

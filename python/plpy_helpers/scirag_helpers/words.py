@@ -200,6 +200,23 @@ def surface_words(question: str) -> dict[str, str]:
 _SUPPORT_WORD = re.compile(r"[a-z][a-z0-9]*")
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit(word: str) -> set[str]:
+    """Every string one deletion, swap of neighbours, substitution or insertion away
+    from a lower-case word (about 54 per letter): the spellings a typo of a real word
+    ("algorihm", "appart") most often comes from."""
+    w = word.lower()
+    splits = [(w[:i], w[i:]) for i in range(len(w) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    out |= {a + c + b for a, b in splits for c in _LETTERS}
+    out.discard(w)
+    return out
+
+
 def support_terms(text: str) -> set[str]:
     """The supports check's key terms of a text (citations already removed): content
     words, lower-cased and cut to 5 letters (a crude stem that joins plural and derived

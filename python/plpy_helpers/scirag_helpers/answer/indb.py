@@ -10,6 +10,7 @@ from scirag_helpers import prompts, text as text_rules
 from scirag_helpers.answer.compose import _json, _ms, abstention_without_evidence, answer_question
 from scirag_helpers.answer.options import AnswerError, parse_options
 from scirag_helpers.answer.sources import body_of
+from scirag_helpers.words import one_edit
 
 
 UNKNOWN_WORDS_SQL = """
@@ -22,11 +23,35 @@ WHERE w <> ''
 """
 
 
+# a word one edit away from a word of the caller's documents is taken for a typo of it
+NEAR_MISS_SQL = """
+SELECT EXISTS (
+  SELECT 1
+  FROM unnest($1::text[]) AS v,
+       unnest(tsvector_to_array(to_tsvector('english', v))) AS l
+  JOIN scirag.kw_term_stats s ON s.lexeme = l
+) AS near
+"""
+# only letters, and long enough that one edit rarely turns one real word into another
+TYPO_MIN_LETTERS = 5
+TYPO_MAX_LETTERS = 30  # the edits grow with the word: a longer "word" is no typo
+TYPO_MAX_WORDS = 4  # a question's unknown words checked for typos (each check is one query)
+
+
 def unknown_words_in_db(plpy, question: str) -> set:
-    """Words of the question that no document in the caller's scope contains (the
-    keyword statistics are under row-level security, so this reveals nothing else)."""
+    """Words of the question that no document in the caller's scope contains, less the
+    ones one edit away from a word that one does ("algorihm", "appart": a typo is not
+    a thing the sources lack). The keyword statistics are under row-level security, so
+    this reveals nothing beyond the caller's scope."""
     rows = plpy.execute(plpy.prepare(UNKNOWN_WORDS_SQL, ["text"]), [question])
-    return set(rows[0]["words"] or []) if rows else set()
+    unknown = set(rows[0]["words"] or []) if rows else set()
+    candidates = sorted(w for w in unknown if w.isalpha() and TYPO_MIN_LETTERS <= len(w) <= TYPO_MAX_LETTERS)[:TYPO_MAX_WORDS]
+    if candidates:
+        plan = plpy.prepare(NEAR_MISS_SQL, ["text[]"])
+        for w in candidates:
+            if plpy.execute(plan, [sorted(one_edit(w))])[0]["near"]:
+                unknown.discard(w)
+    return unknown
 
 
 def apply_preset(plpy, opts: dict, explicit: set) -> dict:
