@@ -45,7 +45,9 @@ def unknown_words_in_db(plpy, question: str) -> set:
     this reveals nothing beyond the caller's scope."""
     rows = plpy.execute(plpy.prepare(UNKNOWN_WORDS_SQL, ["text"]), [question])
     unknown = set(rows[0]["words"] or []) if rows else set()
-    candidates = sorted(w for w in unknown if w.isalpha() and TYPO_MIN_LETTERS <= len(w) <= TYPO_MAX_LETTERS)[:TYPO_MAX_WORDS]
+    candidates = sorted(w for w in unknown if w.isalpha() and TYPO_MIN_LETTERS <= len(w) <= TYPO_MAX_LETTERS)[
+        :TYPO_MAX_WORDS
+    ]
     if candidates:
         plan = plpy.prepare(NEAR_MISS_SQL, ["text[]"])
         for w in candidates:
