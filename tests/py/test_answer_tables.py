@@ -292,3 +292,29 @@ def test_a_row_label_in_another_order_is_another_row():
     )
     out, _ = answer("What is the 1-shot BLEU score of de en?", row(1, table, ext="palm", title="PaLM", is_table=True))
     assert "43.9" in out.text and "26.2" not in out.text
+
+
+def test_a_setting_named_like_20_way_heads_its_column():
+    t = checks.parse_table("Parameter | 5-way | 20-way\nAdam learning rate | 0.001 | 0.0005\nInner iterations | 5 | 10")
+    assert t["columns"] == ["Parameter", "5-way", "20-way"] and len(t["rows"]) == 2
+    assert checks.row_columns(t, t["rows"][0])[1] == ("20-way", "0.0005")
+
+
+def test_a_table_of_words_is_read_row_by_row():
+    table = (
+        "Table 1: Complexity comparison with different Transformers.\n"
+        "Method | Time Complexity | Space Complexity\n"
+        "Transformer | O(T2d) | O(T2 + Td)\n"
+        "Reformer | O(T log Td) | O(T log T + Td)\n"
+        "RWKV | O(Td) | O(d)"
+    )
+    t = checks.parse_table(table)
+    assert [r["label"] for r in t["rows"]] == ["Transformer", "Reformer", "RWKV"]
+    assert checks.row_columns(t, t["rows"][1])[0] == ("Time Complexity", "O(T log Td)")
+    out, _ = answer("What is the time complexity of Reformer?", row(1, table, ext="rwkv", title="RWKV", is_table=True))
+    assert "O(T log Td)" in out.text and "O(T2d)" not in out.text
+    # a words line over value rows is still read as a header line, as before
+    mixed = checks.parse_table(
+        "Total size = 780 billion | tokens\nData source | Proportion of data\nBooks (English) | 13%"
+    )
+    assert len(mixed["rows"]) == 1 and mixed["columns"][1].endswith("Proportion of data")

@@ -177,6 +177,8 @@ def _valued(cell: str) -> bool:
     c = cell.strip()
     if c in ("-", "–", "—", "✓", "✗"):
         return True
+    if re.search(r"\d-[A-Za-z]", c):
+        return False  # "20-way", "5-shot", "2-layer": a setting's name
     # starts with the number ("A@20", "T5" are names); at most a few letters of unit
     return bool(re.match(r"[\s(~∼≈<>±+\-−–—.$]*\d", c)) and len(re.findall(r"[A-Za-z]", c)) <= 3
 
@@ -194,6 +196,12 @@ def parse_table(text: str) -> dict | None:
     if len(pipe) < 2:
         return None
     caption = [x.strip() for x in lines if x not in pipe]
+    # a table of words ("Reformer | O(T log Td) | O(T log T + Td)") has no value cell:
+    # read again with every line under the first that fills all its cells as a row
+    return _read_table(pipe, caption, words=False) or _read_table(pipe, caption, words=True)
+
+
+def _read_table(pipe: list[str], caption: list[str], words: bool) -> dict | None:
     header: list[list[str]] = []
     rows: list[dict] = []
     group = ""
@@ -206,6 +214,11 @@ def parse_table(text: str) -> dict | None:
         while n_label < len(cells) and not _valued(cells[n_label]):
             n_label += 1
         has_values = any(_valued(c) for c in cells[n_label:])
+        # a line under the header that fills every cell of it, its own label included, is
+        # a row of words ("Optimizer algorithm | Adam", "Reformer | O(T log Td)"); a
+        # second header line leaves the label cell empty or spans fewer columns
+        if words and not has_values and header and len(cells) == len(header[0]) and all(cells):
+            n_label, has_values = 1, True
         if not started and not has_values:
             header.append(cells)
             continue
