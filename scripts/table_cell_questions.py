@@ -6,7 +6,9 @@ spot cells (``tables.jsonl``: 204 cells of 68 tables), for ``scirag eval answer`
     .venv/bin/scirag eval answer --dsn "$P" --answerer extractive --questions /tmp/cells.jsonl
 
 Each cell becomes "<the caption's first sentence>: what is the <column group> <column>
-of <row> (<row context>)?", answered by the printed value (or its leading number). The
+of <row> (<row context>)?" (``--form caption``; ``does``, ``possessive`` and ``bare``
+word it otherwise, ``bare`` without the caption), answered by the printed value (or
+its leading number). The
 nine development questions ask a table cell half of the time; these ask every spot cell
 the same way, so a change to how the answerer finds a cell is measured on 204 cells
 instead of 18, none of them phrased for it. The template is not how a reader writes:
@@ -26,7 +28,17 @@ _FIRST_SENTENCE = re.compile(r"(?<=[a-z0-9)])\.\s")
 _LEADING_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
-def questions(table: dict) -> list[dict]:
+# the phrasings: "caption" is the one the table reading was developed on; the others
+# were written afterwards to check that what it fixed holds for other wordings
+FORMS = {
+    "caption": lambda cap, col, row: f"{cap}: what is the {col} of {row}?",
+    "does": lambda cap, col, row: f"What {col} does {row} reach in the {cap[:1].lower() + cap[1:]}?",
+    "possessive": lambda cap, col, row: f"In the {cap[:1].lower() + cap[1:]}, what is {row}'s {col}?",
+    "bare": lambda cap, col, row: f"What is the {col} of {row}?",
+}
+
+
+def questions(table: dict, form: str = "caption") -> list[dict]:
     """One question per spot cell of a tables.jsonl line."""
     caption = _FIRST_SENTENCE.split(table["caption_start"])[0].rstrip(". ")
     out = []
@@ -40,7 +52,7 @@ def questions(table: dict) -> list[dict]:
             {
                 "paper": table["paper"],
                 "id": f"{table['paper']}-{table['table'].replace(' ', '')}-c{i}",
-                "question": f"{caption}: what is the {column} of {row}?",
+                "question": FORMS[form](caption, column, row),
                 "answers": answers,
                 "where": table["table"],
             }
@@ -52,13 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tables", type=Path, help="the papers' tables.jsonl")
     ap.add_argument("out", type=Path, help="where to write the questions (JSONL)")
+    ap.add_argument("--form", choices=sorted(FORMS), default="caption", help="how the questions are worded")
     args = ap.parse_args(argv)
     rows = []
     for n, line in enumerate(args.tables.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rows.extend(questions(json.loads(line)))
+            rows.extend(questions(json.loads(line), args.form))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             print(f"{args.tables}: line {n}: not a table line ({exc})", file=sys.stderr)
             return 2

@@ -117,6 +117,8 @@ def test_table_cell_questions_are_written_from_spot_cells_and_load_as_table_ques
     assert a.question == "Results on NQ320k: what is the hits@k 10 of BM25?" and a.answers == ["59.0"]
     assert b.question == "Results on NQ320k: what is the 1 of SEAL (Beam 15)?" and b.answers == ["26.3 ± 0.2", "26.3"]
     assert "table" in a.tags and a.reference_documents == ["p1"]
+    subprocess.run([sys.executable, str(script), str(tables), str(out), "--form", "bare"], check=True)
+    assert evalqa.load_questions(out)[0].question == "What is the hits@k 10 of BM25?"
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"paper": "p1"}\n', encoding="utf-8")
     run = subprocess.run([sys.executable, str(script), str(bad), str(out)], capture_output=True, text=True)
