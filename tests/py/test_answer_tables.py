@@ -8,7 +8,7 @@ from __future__ import annotations
 from answer_fixtures import row
 from scirag_helpers import checks
 from scirag_helpers.answer import answer_question, extractive_answer, make_sources, parse_options
-from scirag_helpers import prompts
+from scirag_helpers import answer_forms, prompts
 
 FEWSHOT = (
     "Table 1: Few-shot results on Mini-ImageNet.\n"
@@ -151,6 +151,21 @@ def test_answer_question_reports_supports_in_its_checks():
         intents=prompts.default_intents(),
     )
     assert res["checks"]["supports_ok"] and res["checks"]["claims"] == 1 and "65.99" in res["answer"]
+
+
+def test_a_cell_answer_leads_with_the_cell_and_its_short_answer_is_the_value():
+    # the sentence model, trained on prose, used to lead with the caption ("Table 1:
+    # Few-shot results on Mini-ImageNet.") and call that the short answer
+    res = answer_question(
+        "Few-shot results on Mini-ImageNet: what is the accuracy 5-shot 5-way of Reptile?",
+        [row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True)],
+        options=parse_options({"answerer": "extractive"}),
+        template=prompts.default_template("answer"),
+        intents=prompts.default_intents(),
+    )
+    assert res["answer"] == "Algorithm: Reptile; accuracy / 5-shot 5-way: 62.74 ± 0.37% [1]"
+    assert res["short_answer"] == "62.74 ± 0.37%" and res["evidence"]["reason"] == "table cell"
+    assert res["confidence"] == res["evidence"]["coverage"] > answer_forms.LOW_CONFIDENCE
 
 
 PAI = (

@@ -284,7 +284,9 @@ def extractive_answer(
             and checks.check_supports(f"{cell.text} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]
         ):
             u = Unit(cell.n, 0, cell.text, set(terms(cell.text, True)), is_row=True)
-            return Extract(f"{cell.text} [{cell.n}]", False, [u], cell.coverage, missing, "table cell")
+            return Extract(
+                f"{cell.text} [{cell.n}]", False, [u], cell.coverage, missing, "table cell", cell.value or None
+            )
     if best is None:
         return Extract(lead + ".", True, [], 0.0, missing, "no sentence passes the supports check")
     best_cov = _coverage(best.terms, w, best.ctx)

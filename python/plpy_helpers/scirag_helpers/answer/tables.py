@@ -24,6 +24,7 @@ class Cell:
     row_match: float
     col_match: float
     context: str = ""  # the row line, the caption and the header lines
+    value: str = ""  # the cell, when the question names its column ("" when the whole row answers)
 
 
 def _abbrev_match(name: str, question: str) -> bool:
@@ -169,6 +170,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
                 row_match,
                 col_match,
                 "\n".join([row["line"], label, t["caption"], *t["header_lines"]]),
+                cell if col_match > 0 else "",
             )
             if best is None or cand.score > best.score + 1e-9:
                 best = cand

@@ -105,6 +105,7 @@ class Extract:
     coverage: float
     missing: list
     reason: str
+    short: str | None = None  # a table cell named by row and column: its value
 
 
 _REFS = re.compile(r"\s?\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]")
