@@ -328,6 +328,15 @@ def test_a_table_of_words_is_read_row_by_row():
     assert checks.row_columns(t, t["rows"][1])[0] == ("Time Complexity", "O(T log Td)")
     out, _ = answer("What is the time complexity of Reformer?", row(1, table, ext="rwkv", title="RWKV", is_table=True))
     assert "O(T log Td)" in out.text and "O(T2d)" not in out.text
+    # formulas and prose with a bar in them are not tables of words
+    formulas = "$$p(y | x)$$ (Eq. 1)\n$$p(x | y)$$ (Eq. 2)\n$$-\\log p(y | x)$$ (Eq. 3)"
+    assert checks.parse_table(formulas) is None
+    prose = (
+        "The annotators read each conditional distribution p(y | x) over the candidate labels first,\n"
+        "then they compare it with the prior distribution p(y | z) that the baseline model assigns,\n"
+        "and finally they report the divergence between p(y | x) and p(y | z) for every example."
+    )
+    assert checks.parse_table(prose) is None
     # a words line over value rows is still read as a header line, as before
     mixed = checks.parse_table(
         "Total size = 780 billion | tokens\nData source | Proportion of data\nBooks (English) | 13%"

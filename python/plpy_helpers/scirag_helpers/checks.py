@@ -197,8 +197,30 @@ def parse_table(text: str) -> dict | None:
         return None
     caption = [x.strip() for x in lines if x not in pipe]
     # a table of words ("Reformer | O(T log Td) | O(T log T + Td)") has no value cell:
-    # read again with every line under the first that fills all its cells as a row
-    return _read_table(pipe, caption, words=False) or _read_table(pipe, caption, words=True)
+    # read again with every line under the first that fills all its cells as a row,
+    # when the lines form a grid of short cells (prose with a "|" in it, "p(y | x)",
+    # does not)
+    return _read_table(pipe, caption, words=False) or (
+        _read_table(pipe, caption, words=True) if _word_grid(pipe) else None
+    )
+
+
+# a cell of a table of words is a name or a short phrase, not a piece of a sentence
+WORD_CELL_MAX = 60  # characters
+WORD_CELL_MAX_WORDS = 5  # of three letters or more ("O ( T log Td )" has one)
+
+
+def _word_grid(pipe: list[str]) -> bool:
+    """A header and at least two rows of short cells, no formula ("$", "\\": LaTeX's
+    |x| and p(y | x) are not columns, nor is prose with a bar in it)."""
+    cells = [c for x in pipe for c in _split_cells(x)]
+    return len(pipe) >= 3 and all(
+        len(c) <= WORD_CELL_MAX
+        and len(re.findall(r"[A-Za-z]{3,}", c)) <= WORD_CELL_MAX_WORDS
+        and "$" not in c
+        and "\\" not in c
+        for c in cells
+    )
 
 
 def _read_table(pipe: list[str], caption: list[str], words: bool) -> dict | None:
