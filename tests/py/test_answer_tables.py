@@ -342,3 +342,17 @@ def test_a_table_of_words_is_read_row_by_row():
         "Total size = 780 billion | tokens\nData source | Proportion of data\nBooks (English) | 13%"
     )
     assert len(mixed["rows"]) == 1 and mixed["columns"][1].endswith("Proportion of data")
+
+
+def test_a_column_the_question_asks_for_beats_a_column_named_after_its_subject():
+    atari = (
+        "Table S2: Evaluation of MuZero in Atari for individual games from human start.\n"
+        "Game | Human | Ape-X [18] | R2D2 [21] | MuZero\n"
+        "star gunner | 10,250.00 | 432,958.00 | 506,327.00 | 539,342.70\n"
+        "qbert | 13,455.00 | 302,391.30 | 408,850.00 | 72,276.00"
+    )
+    out, _ = answer(
+        "What R2D2 score does qbert reach in the evaluation of MuZero in Atari from human start?",
+        row(1, atari, ext="muzero", title="MuZero", is_table=True),
+    )
+    assert "408,850.00" in out.text and "72,276.00" not in out.text

@@ -132,6 +132,11 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
                 if subject:
                     col_match += max(w.values())
                     col_eff += max(w.values())
+                # ... unless another column is what the question asks for ("what R2D2
+                # score does ... in the evaluation of MuZero"): that one weighs more
+                if attribute and set(attribute) & ct:
+                    col_match += 1.5 * max(w.values())
+                    col_eff += 1.5 * max(w.values())
                 candidates.append((col_eff, -col_extra, name, cell, col_hit, subject))
             if not candidates:
                 continue
