@@ -356,3 +356,17 @@ def test_a_column_the_question_asks_for_beats_a_column_named_after_its_subject()
         row(1, atari, ext="muzero", title="MuZero", is_table=True),
     )
     assert "408,850.00" in out.text and "72,276.00" not in out.text
+
+
+def test_a_summary_row_is_named_by_a_stop_word():
+    crows = (
+        "Table 4: CrowS-Pairs evaluation. Lower is better for all categories.\n"
+        "Category | GPT-3 | OPT-175B\n"
+        "Gender | 62.6 | 65.7\n"
+        "Religion | 73.3 | 68.6\n"
+        "Overall | 67.2 | 69.5"
+    )
+    out, _ = answer(
+        "What overall CrowS-Pairs score does OPT-175B reach?", row(1, crows, ext="opt", title="OPT", is_table=True)
+    )
+    assert out.reason == "table cell" and "69.5" in out.text and "65.7" not in out.text

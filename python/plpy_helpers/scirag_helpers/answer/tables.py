@@ -10,6 +10,8 @@ from scirag_helpers.answer.question import _negated, _norm_entity, question_enti
 from scirag_helpers.words import terms
 
 
+_SUMMARY_ROWS = frozenset({"overall", "all"})  # row labels that are stop words (scirag_helpers.words)
+
 # a value with its magnitude ("40K" steps, "38M" parameters): a number to a reader,
 # though the numbers check reads none in it
 _MAGNITUDE = re.compile(r"\d+(?:[.,]\d+)?\s?[KMBT]", re.I)
@@ -81,6 +83,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
     sizes = {num for num, _ in sizes_in_question(named)}
     codes = [e for e in named if not terms(e)]  # "A-B": a name without terms
     qseq = terms(question, True)
+    qwords = {x.lower() for x in re.findall(r"[A-Za-z]+", question)}
     best: Cell | None = None
     for s, t in ((src, tab) for src in sources for tab in checks.parse_tables(src["text"])):
         ctx = set(terms(" ".join([t["caption"], s.get("section_path") or "", *t["header_lines"]]), True))
@@ -100,6 +103,8 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
             row_match = sum(w[x] for x in row_hit)
             # a label the question names as a code ("A-B trials"): no terms, but the same name
             code_hit = any(_norm_entity(e) == _norm_entity(label) for e in codes)
+            # a summary row ("Overall", "All") is named by a word the stop list drops
+            code_hit = code_hit or (label.strip().lower() in _SUMMARY_ROWS and label.strip().lower() in qwords)
             if code_hit:
                 row_match += max(w.values())
             if row_match <= 0:
@@ -149,7 +154,7 @@ def table_cell_answer(question: str, sources: list[dict], w: dict, attribute: li
                 sum(w[x] for x in row_hit | col_hit)
                 + (max(w.values()) if code_hit else 0.0)
                 + 0.5 * sum(w[x] for x in (ctx & qset) - row_hit - col_hit)
-            ) / (total + (max(w.values()) if codes else 0.0))
+            ) / (total + (max(w.values()) if codes or code_hit else 0.0))
             head = attribute[-1] if attribute else None
             attr_ok = head is None or head in (ctx | set(terms(name)) | lab)
             score = (
