@@ -356,6 +356,8 @@ def test_a_column_the_question_asks_for_beats_a_column_named_after_its_subject()
         row(1, atari, ext="muzero", title="MuZero", is_table=True),
     )
     assert "408,850.00" in out.text and "72,276.00" not in out.text
+    # the label's reference marker is the paper's, not a citation of a source 21
+    assert "[21]" not in out.text and out.text.endswith("[1]")
 
 
 def test_a_summary_row_is_named_by_a_stop_word():

@@ -281,12 +281,12 @@ def extractive_answer(
             and ((cell.col_match > 0 and cell.n <= best_n) or cell.coverage + 0.1 >= best_score)
             and all(size_in(z, cell.context) for z in sizes)
             and (counted is None or counted in set(terms(cell.text + " " + cell.context)))
-            and checks.check_supports(f"{cell.text} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]
+            and checks.check_supports(f"{strip_refs(cell.text)} [{cell.n}]", {cell.n: by_n[cell.n]["text"]})["ok"]
         ):
-            u = Unit(cell.n, 0, cell.text, set(terms(cell.text, True)), is_row=True)
-            return Extract(
-                f"{cell.text} [{cell.n}]", False, [u], cell.coverage, missing, "table cell", cell.value or None
-            )
+            # a label's reference marker ("R2D2 [21]") would read as a citation of source 21
+            quote = strip_refs(cell.text)
+            u = Unit(cell.n, 0, quote, set(terms(quote, True)), is_row=True)
+            return Extract(f"{quote} [{cell.n}]", False, [u], cell.coverage, missing, "table cell", cell.value or None)
     if best is None:
         return Extract(lead + ".", True, [], 0.0, missing, "no sentence passes the supports check")
     best_cov = _coverage(best.terms, w, best.ctx)
@@ -358,5 +358,5 @@ def extractive_answer(
     if quantity and not any(u.has_number for u in picked):
         return too_weak(coverage)  # a question asking for a figure is not answered without one
     keep_terms = set(w)
-    text = " ".join(f"{_row_text(u, keep_terms) if u.is_row else strip_refs(u.text)} [{u.n}]" for u in picked)
+    text = " ".join(f"{strip_refs(_row_text(u, keep_terms) if u.is_row else u.text)} [{u.n}]" for u in picked)
     return Extract(text, False, picked, coverage, missing, "ok")
