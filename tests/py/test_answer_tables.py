@@ -372,3 +372,32 @@ def test_a_summary_row_is_named_by_a_stop_word():
         "What overall CrowS-Pairs score does OPT-175B reach?", row(1, crows, ext="opt", title="OPT", is_table=True)
     )
     assert out.reason == "table cell" and "69.5" in out.text and "65.7" not in out.text
+
+
+def test_a_possessive_question_names_the_column_and_a_row_of_words_is_a_row():
+    from scirag_helpers.answer.question import asked_attribute
+
+    assert asked_attribute("What is PaLM's accuracy on GSM8K?") == ["accura"]
+    assert asked_attribute("What is the size of SEAL's FM-index?") == ["size"]
+    settings = (
+        "Table 3: Hyperparameters used for bAbI experiments.\n"
+        "Parameter name | Value\n"
+        "Optimizer algorithm | Adam\n"
+        "Learning rate | 3e-4\n"
+        "Transition function | MLP(1 Layer)\n"
+        "Transition hidden size | 128"
+    )
+    t = checks.parse_table(settings)
+    # the words rows are rows, not a second header line or labels of the rows under them
+    assert t["columns"] == ["Parameter name", "Value"]
+    assert [r["label"] for r in t["rows"]] == [
+        "Optimizer algorithm",
+        "Learning rate",
+        "Transition function",
+        "Transition hidden size",
+    ]
+    out, _ = answer(
+        "What is the transition hidden size's Value in the bAbI experiments?",
+        row(1, settings, ext="ponder", title="PonderNet", is_table=True),
+    )
+    assert out.text == "Parameter name: Transition hidden size; Value: 128 [1]"

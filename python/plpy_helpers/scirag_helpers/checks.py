@@ -228,6 +228,7 @@ def _read_table(pipe: list[str], caption: list[str], words: bool) -> dict | None
     rows: list[dict] = []
     group = ""
     started = False
+    mixed = False  # a row of words among rows of values
     for x in pipe:
         cells = _split_cells(x)
         # the first cell is the row label (OPT's "125M" too); further cells without
@@ -239,8 +240,12 @@ def _read_table(pipe: list[str], caption: list[str], words: bool) -> dict | None
         # a line under the header that fills every cell of it, its own label included, is
         # a row of words ("Optimizer algorithm | Adam", "Reformer | O(T log Td)"); a
         # second header line leaves the label cell empty or spans fewer columns
-        if words and not has_values and header and len(cells) == len(header[0]) and all(cells):
+        full = bool(header) and len(cells) == len(header[0]) and all(cells)
+        if not has_values and full and (words or started):
+            # (under rows of values too: "Transition function | MLP(1 Layer)" among
+            # "Learning rate | 3e-4" is a row, not a label for the rows under it)
             n_label, has_values = 1, True
+            mixed = started
         if not started and not has_values:
             header.append(cells)
             continue
@@ -270,6 +275,17 @@ def _read_table(pipe: list[str], caption: list[str], words: bool) -> dict | None
         )
     if not rows:
         return None
+    if mixed:
+        # a table whose rows hold words as well as values: a full line under the first
+        # header line is its first row ("Parameter name | Value" over "Optimizer
+        # algorithm | Adam"), not a second header line
+        first = [
+            {"label": h[0], "group": "", "cells": h, "n_label": 1, "line": " | ".join(h), "inherited": False}
+            for h in header[1:]
+            if len(h) == len(header[0]) and all(h)
+        ]
+        header = [h for i, h in enumerate(header) if i == 0 or not (len(h) == len(header[0]) and all(h))]
+        rows = first + rows
     width = max(len(r["cells"]) for r in rows)
     names = [""] * width
     for h in header:

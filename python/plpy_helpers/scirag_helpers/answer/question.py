@@ -17,6 +17,9 @@ _ATTR_END = frozenset(
 of for in on with at to by from that than ends end""".split()
 )
 _COPULA_ATTR = re.compile(r"(?:is|are|was|were)\s+(?:the|an?)\s+", re.I)
+_POSSESSIVE_ATTR = re.compile(
+    r"(?:is|are|was|were)\s+(?!(?:the|an?)\s)[^?'’]{1,200}?['’]s\s+([^?]{1,200}?)\s*\??\s*$", re.I
+)
 _NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
 
 
@@ -99,6 +102,15 @@ def asked_attribute(question: str) -> list[str]:
     if not m:
         return []
     rest = question[m.end() :]
+    # "what is Reptile's learning rate?": the attribute is what the possessive owns
+    pos = _POSSESSIVE_ATTR.match(rest)
+    if pos:
+        owned = []
+        for w in pos.group(1).split():
+            if w.lower().strip(",.?") in _ATTR_END:
+                break
+            owned.append(w)
+        return [t for t in terms(" ".join(owned)) if t]
     # "what is the learning rate of X": the attribute follows the copula and comes
     # before the preposition (a bare "what is X?" asks for a definition, not an attribute)
     cop = _COPULA_ATTR.match(rest)
