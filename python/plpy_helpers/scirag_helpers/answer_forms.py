@@ -360,6 +360,14 @@ def candidates(
     return qtype, out, ranked
 
 
+def shown_terms(shown: list[dict], terms) -> set:
+    """Every term of the shown sources (does the paper name what is asked at all?)."""
+    seen: set = set()
+    for s in shown:
+        seen |= set(terms(s.get("text") or ""))
+    return seen
+
+
 def yes_no_features(question: str, ranked: list, shown: list[dict], terms, answered: bool) -> dict:
     """What decides "Do they use X?" without reading it: a paper that never names X
     mostly did not (the question's terms found in the shown sources, all of them or
@@ -368,9 +376,7 @@ def yes_no_features(question: str, ranked: list, shown: list[dict], terms, answe
     toks = set(tokens(top))
     q = set(tokens(question.lower()))
     qt = set(terms(question))
-    seen = set()
-    for s in shown:
-        seen |= set(terms(s.get("text") or ""))
+    seen = shown_terms(shown, terms)
     return {
         "bias": 1.0,
         "neg_top": float(bool(toks & _NEGATION)),
@@ -396,9 +402,7 @@ def says_yes(model: dict, features: dict) -> float:
 
 def abstain_features(question: str, ranked: list, shown: list[dict], terms, qtype: str) -> dict:
     qt = set(terms(question))
-    seen = set()
-    for s in shown:
-        seen |= set(terms(s.get("text") or ""))
+    seen = shown_terms(shown, terms)
     top = [r[0] for r in ranked[:3]] + [0.0, 0.0, 0.0]
     return {
         "bias": 1.0,

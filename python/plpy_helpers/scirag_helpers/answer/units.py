@@ -37,7 +37,11 @@ def table_rows(lines: list[str]) -> list[list[tuple[str, str]]]:
     """Rows of a pipe table as (column name, cell) pairs, the label first: the same
     reading of the table (checks.parse_table) as the table-cell answerer and the
     supports check use."""
-    t = checks.parse_table("\n".join(lines))
+    return rows_of(checks.parse_table("\n".join(lines)))
+
+
+def rows_of(t: dict | None) -> list[list[tuple[str, str]]]:
+    """table_rows of a table already read."""
     if t is None:
         return []
     label_name = t["columns"][0] if t["columns"] else ""
@@ -64,7 +68,7 @@ def units_of(source: dict) -> list[Unit]:
             table = checks.parse_table("\n".join(lines))
             around = " ".join([*caption, *(table["header_lines"] if table else [])])
             table_ctx = set(terms(around, True))
-            for cells in table_rows(lines):
+            for cells in rows_of(table):
                 rendered = "; ".join(f"{h}: {v}" if h else v for h, v in cells if v)
                 u = Unit(source["n"], order, rendered, set(terms(rendered, True)), is_row=True, cells=cells)
                 u.table_ctx = table_ctx
