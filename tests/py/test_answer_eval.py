@@ -90,6 +90,27 @@ def test_answer_correct_and_cited_chunk_holds_the_answer():
     assert evalqa.answer_scores(result, q, True, True) == (None, None)
 
 
+def test_a_yes_no_question_is_right_only_when_the_answer_leads_with_its_verdict():
+    q = evalqa.Question("y", "Does it need a GPU?", answers=["No"], reference_documents=["p"])
+    said = {"citations": [{"n": 1, "chunk_id": 7}], "retrieval": [], "prompt_sources": []}
+    # "no" occurs in "not" and "know": a substring match would call every answer right
+    yes = dict(said, answer="Yes.\n\nIt does not need a GPU and we know why. [1]")
+    assert evalqa.answer_scores(yes, q, False, False) == (False, True)
+    assert evalqa.answer_scores(dict(said, answer="No.\n\nIt needs neither a GPU. [1]"), q, False, False)[0]
+    assert evalqa.answer_scores(dict(said, answer="Nothing says so. [1]"), q, False, False)[0] is False
+    assert evalqa.yes_no_verdict(["Yes"]) == "yes" and evalqa.yes_no_verdict(["Yes", "No"]) is None
+    assert evalqa.yes_no_verdict(["yes, with a GPU"]) is None
+
+
+def test_the_summary_counts_right_answers_per_tag():
+    rows = [
+        {"tags": ["number", "dev"], "answer_correct": True},
+        {"tags": ["number", "hold"], "answer_correct": False},
+        {"tags": ["unanswerable"], "answer_correct": None},
+    ]
+    assert evalqa.correct_by_tag(rows) == {"dev": (1, 1), "hold": (0, 1), "number": (1, 2)}
+
+
 def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
     assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)

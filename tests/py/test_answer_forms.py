@@ -29,6 +29,14 @@ SHOWN = [
         ("Which languages do they experiment with?", "list"),
         ("What is a seed lexicon?", "definition"),
         ("How do they collect the corpus?", "description"),
+        # a scene set before the question does not hide its form
+        ("On RealToxicityPrompts, does OPT-175B show a higher toxicity rate?", "yes_no"),
+        ("Like expert iteration, does STaR train a separate value function?", "yes_no"),
+        ("In the ablation, is it BERT or ELMo?", "description"),
+        ("What is the encoder, and does it use attention?", "description"),  # a wh-question first
+        ("For the English tasks, which model is best?", "description"),
+        ("By roughly what percentage did the filter shrink the corpus?", "number"),
+        ("What fraction of the data is kept?", "number"),
     ],
 )
 def test_question_type(question, kind):
@@ -69,6 +77,27 @@ def test_yes_no_and_negation():
     shown = [{"n": 1, "text": "We do not evaluate on WN18 because it leaks test triples."}]
     no = answer_forms.decide("Do they evaluate on WN18?", shown, answer.terms, toy_model())
     assert no.short == "No"
+
+
+def test_a_denial_is_read_with_either_apostrophe_and_a_contrast_is_not_one():
+    assert answer_forms.negated("Unlike FOMAML, Reptile doesn’t need a training-test split")
+    assert answer_forms.negated("It needs neither a GPU for search nor separate storage")
+    assert answer_forms.negated("we have a fixed expert and do not train a separate value function")
+    assert not answer_forms.negated("Unlike GPT-3, PaLM uses SwiGLU activations")
+    assert not answer_forms.negated("MuZero learned an effective policy with only 6 simulations")
+
+
+def test_the_decider_weighs_a_denial_by_how_much_of_the_question_its_sentence_holds():
+    q = "Does SEAL's FM-index require a GPU for search?"
+    on_topic = [(0.5, 1, "SEAL's FM-index needs neither a GPU for search nor separate storage.")]
+    off_topic = [(0.5, 1, "We do not report the timing of the baselines.")]
+    f_on = answer_forms.yes_no_features(q, on_topic, [], answer.terms, True)
+    f_off = answer_forms.yes_no_features(q, off_topic, [], answer.terms, True)
+    assert f_on["denies"] > 0.5 and f_on["cov_top"] > 0.5
+    assert f_off["neg_top"] == 1.0 and f_off["denies"] == 0.0
+    # a question that denies too ("Does it not need ...?") is confirmed by the denial
+    f_both = answer_forms.yes_no_features("Does SEAL's FM-index not need a GPU?", on_topic, [], answer.terms, True)
+    assert f_both["both"] == 1.0 and f_both["denies"] == 0.0
 
 
 def test_abstains_when_the_abstainer_says_so_and_without_sentences():
@@ -167,6 +196,16 @@ def test_the_answer_text_leads_with_the_form_and_keeps_the_cited_support():
         "WN18 and FB15k [1].\n\nWe evaluate on WN18 and FB15k. [1]",
         False,
     )
+
+
+def test_a_quoted_support_keeps_no_reference_marker_of_its_paper():
+    from scirag_helpers import checks
+
+    said = "Polu et al. [2022] trained a separate value function model [14]."
+    yes = answer_forms.Form("yes_no", "Yes", said, 2, 0.7)
+    text, _ = answer.with_form("", False, yes)
+    assert text == "Yes. Polu et al. trained a separate value function model. [2]"
+    assert checks.citation_numbers(text) == [2]
 
 
 def test_the_footer_shows_a_low_confidence_as_doubtful():

@@ -222,6 +222,69 @@ def test_a_sentence_pointing_back_brings_the_sentence_it_points_to():
     assert out.text.startswith("Two changes matter most: squaring ReLU") and "Primer-EZ. [1]" in out.text
 
 
+def test_a_figure_given_by_this_is_read_with_the_sentence_it_continues():
+    text = (
+        "The forum threads were flattened by keeping the longest reply chain of every thread. "
+        "This reduced the forum corpus by about 41%. The remaining corpora were used as released."
+    )
+    q = "By roughly what percentage did keeping the longest reply chain reduce the forum data?"
+    out, src = answer(q, row(1, text, ext="lm", title="Data"))
+    assert not out.abstained and "41%" in out.text, out.text
+    assert out.text.startswith("The forum threads were flattened") and checks.run_checks(out.text, src)["supports_ok"]
+    # without the figure question the continuation is not pulled in
+    plain, _ = answer("How were the forum threads flattened?", row(1, text, ext="lm", title="Data"))
+    assert "41%" not in plain.text
+
+
+def test_a_count_written_out_is_a_figure():
+    text = (
+        "Shared-tail training with cycled batches works well for short inner loops. "
+        "With cycled batches it degrades starting at five inner iterations, where the last batch repeats."
+    )
+    out, _ = answer(
+        "At what number of inner iterations does shared-tail training with cycled batches degrade?",
+        row(1, text, ext="meta", title="Meta-learning"),
+    )
+    assert not out.abstained and "five inner iterations" in out.text, out.text
+
+
+def test_asked_why_the_reason_before_a_for_this_reason_is_quoted():
+    text = (
+        "The gating scalars are tied to one sequence length and cannot serve inputs of other lengths. "
+        "For this reason we leave the gating out of the final model. The final model trains faster."
+    )
+    out, _ = answer("Why is the gating left out of the final model?", row(1, text, ext="gate", title="Search"))
+    assert "cannot serve inputs of other lengths" in out.text, out.text
+
+
+def test_asked_why_a_sentence_giving_a_reason_wins():
+    text = (
+        "The model reads the past sixteen frames of the screen and the actions taken so far. "
+        "The model reads past actions with the frames because an action often leaves no visible trace."
+    )
+    out, _ = answer(
+        "Why does the model read the past actions and not only the frames?", row(1, text, ext="rl", title="RL")
+    )
+    assert out.text.startswith("The model reads past actions with the frames because"), out.text
+
+
+def test_what_a_thing_does_in_the_present_defines_it_but_its_score_does_not():
+    text = (
+        "Planner Replay achieved 731% median normalised score on the suite. "
+        "Planner Replay revisits its past time-steps and repeats its search with the latest parameters."
+    )
+    out, _ = answer("What is Planner Replay?", row(1, text, ext="rl", title="RL"))
+    assert out.text.startswith("Planner Replay revisits"), out.text
+
+
+def test_a_question_naming_two_things_with_a_slash_names_each():
+    text = "Reptile and FOMAML both degrade when the inner batches overlap, at four or more steps."
+    out, _ = answer(
+        "In the Reptile/FOMAML overlap study, when do they degrade?", row(1, text, ext="meta", title="Meta")
+    )
+    assert not out.abstained, out.text
+
+
 def test_a_column_named_by_initials_and_a_row_by_a_size():
     table = (
         "Table 1: Model architecture details.\n"

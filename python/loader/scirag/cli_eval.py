@@ -233,6 +233,9 @@ def eval_answer(
     if "answer_correct" in summary:
         cols[3:3] = ["answer_correct", "cited_holds_answer"]
     print_table([summary], cols + ["judged", "judge_failed", "judge_skipped"])
+    by_tag = summary.get("correct_by_tag") or {}
+    if len(by_tag) > 1:
+        db.echo("answer correct by tag: " + ", ".join(f"{t} {r}/{n}" for t, (r, n) in by_tag.items()))
     if summary.get("judged"):
         print_table([summary], ["run", "groundedness", "citation_accuracy", "completeness", "correctness"])
 

@@ -48,9 +48,15 @@ _TOKEN = re.compile(r"\w+(?:[-.'’/]\w+)*%?|[^\w\s]")
 _AUX = re.compile(
     r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might|must|shall)\b", re.I
 )
+# A question often sets its scene before it asks: "On RealToxicityPrompts, does OPT
+# ...?", "Like expert iteration, does STaR ...?". The scene is a phrase before a comma
+# that is not itself a question ("What is X, and does ...?" is not yes/no).
+_SCENE = re.compile(r"^(?!(?:what|which|who|whom|whose|how|why|where)\b)[^,?;]{1,120},\s*", re.I)
 _HOW_MANY = re.compile(
     r"\b(how (many|much|large|big|long|small|often|fast|well)|what (is|was|are|were) the "
-    r"(number|size|amount|percentage|accuracy|score|performance|f1|bleu)|by how much)\b",
+    r"(number|size|amount|percentage|accuracy|score|performance|f1|bleu)|by how much|"
+    r"(by|at|to) (roughly |about |approximately )?what (percentage|fraction|share|proportion|factor|number)|"
+    r"what (percentage|fraction|share|proportion) of)\b",
     re.I,
 )
 _LIST = re.compile(
@@ -74,7 +80,7 @@ _STOP = FORM_STOP  # the list models/answer_forms.json was trained with (scirag_
 def question_type(question: str) -> str:
     """yes_no, number, list, definition or description, from the question's form."""
     q = " ".join((question or "")[:MAX_QUESTION_CHARS].split())
-    if _AUX.match(q) and not re.search(r"\bor\b", q, re.I):
+    if (_AUX.match(q) or _AUX.match(_SCENE.sub("", q, count=1))) and not re.search(r"\bor\b", q, re.I):
         return "yes_no"
     if _HOW_MANY.search(q):
         return "number"
@@ -368,26 +374,38 @@ def shown_terms(shown: list[dict], terms) -> set:
     return seen
 
 
+def negated(text: str) -> bool:
+    """Does the sentence deny something ("doesn’t need", "needs neither", "do not
+    train")? Either apostrophe; "unlike X" contrasts, it does not deny."""
+    toks = set(tokens(text.lower().replace("’", "'")))
+    return bool(toks & _NEGATION - {"unlike"}) or any(t.endswith("n't") for t in toks)
+
+
 def yes_no_features(question: str, ranked: list, shown: list[dict], terms, answered: bool) -> dict:
-    """What decides "Do they use X?" without reading it: a paper that never names X
-    mostly did not (the question's terms found in the shown sources, all of them or
-    not; whether the sentence answerer found a sentence at all), and negation."""
-    top = ranked[0][2].lower() if ranked else ""
-    toks = set(tokens(top))
+    """What decides "Do they use X?": a paper that never names X mostly did not (the
+    question's terms found in the shown sources, all of them or not; whether the
+    sentence answerer found a sentence at all), and whether the sentence that holds
+    the question's terms denies it (negation, weighed by how much of the question that
+    sentence holds: a denial in a sentence about something else decides nothing)."""
+    top = ranked[0][2] if ranked else ""
+    neg_top, neg_q = negated(top), negated(question)
     q = set(tokens(question.lower()))
     qt = set(terms(question))
     seen = shown_terms(shown, terms)
+    cov_top = len(qt & set(terms(top))) / max(len(qt), 1)
     return {
         "bias": 1.0,
-        "neg_top": float(bool(toks & _NEGATION)),
-        "neg_q": float(bool(q & _NEGATION)),
+        "neg_top": float(neg_top),
+        "neg_q": float(neg_q),
         "top_score": ranked[0][0] if ranked else 0.0,
         "any_q": float("any" in q),
         "only_q": float("only" in q),
-        "both": float(bool(toks & _NEGATION) and bool(q & _NEGATION)),
+        "both": float(neg_top and neg_q),
         "q_found": len(qt & seen) / max(len(qt), 1),
         "all_found": float(bool(qt) and qt <= seen),
         "no_sentence": float(not answered),
+        "cov_top": cov_top,
+        "denies": float(neg_top != neg_q) * cov_top,
     }
 
 

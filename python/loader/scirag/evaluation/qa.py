@@ -539,7 +539,28 @@ def run_answers(
             (json.dumps({"answerers": sorted(answerers)}), run_id),
         )
         finish_run(writer, run_id, len(rows), metrics)
-    return {"run": run_id, "config": name, "dataset": dataset, "questions": len(rows), **metrics}
+    return {
+        "run": run_id,
+        "config": name,
+        "dataset": dataset,
+        "questions": len(rows),
+        **metrics,
+        "correct_by_tag": correct_by_tag(rows),
+    }
+
+
+def correct_by_tag(rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """(right, scored) answers per question tag (number, yes_no, table, ...), for the
+    summary printed after a run; eval_answers holds the same per question."""
+    out: dict[str, list[int]] = {}
+    for r in rows:
+        if r["answer_correct"] is None:
+            continue
+        for t in r["tags"] or []:
+            c = out.setdefault(t, [0, 0])
+            c[0] += bool(r["answer_correct"])
+            c[1] += 1
+    return {t: (c[0], c[1]) for t, c in sorted(out.items())}
 
 
 def answer_scores(result: dict, q: Question, expect: bool, abstained: bool) -> tuple[bool | None, bool | None]:
@@ -551,10 +572,22 @@ def answer_scores(result: dict, q: Question, expect: bool, abstained: bool) -> t
     if abstained:
         return False, False
     cited = {c["chunk_id"] for c in result.get("citations") or []}
+    verdict = yes_no_verdict(q.answers)
+    if verdict:
+        # "no" is inside "not" and "know": a yes/no answer is right when it says its
+        # verdict first (cited support is judged as for any other answer)
+        first = re.match(r"\W*(\w+)", answer_norm(result["answer"]))
+        return bool(first and first.group(1) == verdict), bool(cited)
     # the chunk as stored (retrieval view), not only the part the answerer was shown
     texts = [r.get("content") or "" for r in result.get("retrieval") or [] if r["chunk_id"] in cited]
     texts += [s.get("text") or "" for s in result.get("prompt_sources") or [] if s["chunk_id"] in cited]
     return holds_answer(result["answer"], q.answers), any(holds_answer(t, q.answers) for t in texts)
+
+
+def yes_no_verdict(answers: list[str]) -> str | None:
+    """ "yes" or "no" when a question's acceptable answers are that verdict alone."""
+    said = {answer_norm(a).strip(" .!") for a in answers}
+    return said.pop() if len(said) == 1 and said <= {"yes", "no"} else None
 
 
 def insert_answer_row(writer: psycopg.Connection, run_id: int, row: dict) -> None:

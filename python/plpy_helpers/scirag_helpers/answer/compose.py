@@ -11,6 +11,7 @@ from scirag_helpers.answer.compress import compress_sources
 from scirag_helpers.answer.options import AnswerError, form_may_answer, NO_SOURCES, NOT_ANSWERED, UNSUPPORTED
 from scirag_helpers.answer.sentences import extractive_answer
 from scirag_helpers.answer.sources import make_sources
+from scirag_helpers.answer.units import strip_refs
 from scirag_helpers.words import terms
 
 
@@ -262,8 +263,11 @@ def with_form(text: str, abstained: bool, form) -> tuple[str, bool]:
         return text, abstained
     if abstained:
         text = ""  # a weak sentence match abstained; the form's span and its support answer
-    short = form.short.rstrip(" .")
-    support = f"{form.support} [{form.n}]" if form.support and form.support not in text else None
+    # a sentence's own reference markers ("Polu et al. [2022]", "[21]") would read as
+    # citations of numbered sources, as in the sentence answer (strip_refs)
+    short = strip_refs(form.short).rstrip(" .")
+    quoted = strip_refs(form.support or "")
+    support = f"{quoted} [{form.n}]" if quoted and quoted not in text else None
     if form.answer_type == "yes_no":
         lead = f"{short}." + (f" {support}" if support else "")
     elif form.short == form.support:

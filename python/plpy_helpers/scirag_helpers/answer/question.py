@@ -32,7 +32,15 @@ def question_entities(question: str) -> list[str]:
     (Reptile, Mini-ImageNet, TPUv3, GPUs), and words with a digit (5-shot, 540B,
     hits@10, 13.25). A source that names none of them is about something else."""
     out: list[str] = []
-    toks = _ENTITY_TOKEN.findall(question or "")
+    toks = []
+    for tok in _ENTITY_TOKEN.findall(question or ""):
+        # "Reptile/FOMAML" names two things (a paper writes them apart); "w/o", "1/2"
+        # and "hits@1/10" are one
+        parts = tok.split("/")
+        if len(parts) > 1 and all(re.fullmatch(r"[A-Za-z][\w.+-]+", p) for p in parts):
+            toks.extend(parts)
+        else:
+            toks.append(tok)
     for i, tok in enumerate(toks):
         t = tok.rstrip(".")
         if t.lower().endswith("'s") or t.endswith("’s"):
@@ -160,6 +168,13 @@ def defined_term(question: str) -> str | None:
     return re.escape(word) if word else None
 
 
+# Verbs that report a result or a possession, not what a thing is or does
+_SCORED = (
+    r"(?:achieves|outperforms|improves|reaches|obtains|performs|scores|beats|matches|yields|surpasses|"
+    r"exceeds|falls|gets|has|does|shows|results|remains|seems|appears)"
+)
+
+
 def _defines(sentence: str, term: str) -> bool:
     """The sentence defines the term: "MFU is the ratio ...", "w is the ... vector",
     "X, which denotes ...", "we define X as"."""
@@ -167,6 +182,9 @@ def _defines(sentence: str, term: str) -> bool:
     return bool(
         re.search(
             rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
+            # what it does, in the present ("MuZero Reanalyze revisits its past time-steps"),
+            # not how it scored ("... achieves 731%")
+            rf"|(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(?!{_SCORED}\b)[a-z]{{3,}}[^s\W]s\b"
             rf"|(?<![\w-]){t}\s*:\s*\w"
             rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])",
             sentence,

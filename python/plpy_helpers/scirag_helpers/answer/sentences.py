@@ -21,7 +21,24 @@ from scirag_helpers.answer.question import (
 )
 from scirag_helpers.answer.tables import _abbrev_match, table_cell_answer
 from scirag_helpers.answer.units import _coverage, _LABEL, _row_text, _weights, Extract, strip_refs, Unit, units_of
-from scirag_helpers.words import surface_words, terms
+from scirag_helpers.words import number_words, surface_words, terms
+
+
+# A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
+_CONTINUES = re.compile(r"\s*(This|These|It|That|Doing so)\s+(?!is\b|are\b|was\b|were\b)[a-z]+(ed|es|s)\b")
+# A question asking for a reason, and the words a sentence gives one with
+_WHY = re.compile(r"\s*(?:[^,?]{1,120},\s*)?(why\b|for what reason|what is the reason|what was the reason)", re.I)
+_REASON = re.compile(
+    r"\b(because|since|due to|owing to|as a result of|so that|in order to|to (avoid|address|mitigate|prevent|"
+    r"reduce|ensure|allow|enable)|(and|,) so\b|therefore|thus|hence|which means)\b",
+    re.I,
+)
+# A sentence that opens by pointing back at its premise ("For this reason", "Hence")
+_REASON_BEFORE = re.compile(
+    r"\s*(for (this|that|these|those) reasons?|(this|that) is why|therefore|thus|hence|as a result|"
+    r"because of (this|that)|consequently|accordingly)\b",
+    re.I,
+)
 
 
 def extractive_answer(
@@ -165,10 +182,29 @@ def extractive_answer(
                 follows_definiendum.add(id(b))
                 b.terms = b.terms | a.terms  # "This" is the term the sentence before names
                 antecedent[id(b)] = a.text
+    # "... we extracted the longest chain of comments in each thread. This reduced the
+    # corpus by about 66%.": asked for a figure, the sentence that gives it may name its
+    # subject only by "This"; it is read with the sentence before, and quoted after it
+    continues: dict = {}
+    if quantity:
+        for a, b in zip(units, units[1:]):
+            if (
+                a.n == b.n
+                and b.order == a.order + 1
+                and not (a.is_row or b.is_row or id(b) in antecedent)
+                and _CONTINUES.match(b.text)
+            ):
+                b.terms = b.terms | a.terms
+                antecedent[id(b)] = a.text
+                continues[id(b)] = a
+
+    why = bool(_WHY.match(question))
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)
-        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True))
+        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True)) or bool(
+            number_words(body) - number_words(question)
+        )
 
     def score(u: Unit) -> float:
         cov = _coverage(u.terms, w, u.ctx)
@@ -186,7 +222,9 @@ def extractive_answer(
         e = 0.6 + 0.4 * named_share(u) if entities else 1.0
         # a table row answers "what / how many", not "how does / why"
         r = 0.5 if u.is_row and not (quantity or attribute) else 1.0
-        return cov * prior * q * a * d * e * r * (0.8 if u.is_caption else 1.0)
+        # asked why, a sentence that gives a reason ("because", "so we", "to avoid")
+        c = 1.25 if why and _REASON.search(u.text) else 1.0
+        return cov * prior * q * a * d * e * r * c * (0.8 if u.is_caption else 1.0)
 
     named_cache: dict = {}
 
@@ -305,7 +343,12 @@ def extractive_answer(
     picked = [best]
     # "We call the model with just these two modifications Primer-EZ": the sentence
     # before it says which ones, so it is quoted first
-    if re.search(r"\b(these|those|such)\b", best.text, re.I) and max_sentences > 1:
+    # "For this reason we do not include it": asked why, the reason is the sentence before
+    if (
+        re.search(r"\b(these|those|such)\b", best.text, re.I)
+        or (why and _REASON_BEFORE.match(best.text))
+        or id(best) in continues
+    ) and max_sentences > 1:
         before = next((u for u in units if u.n == best.n and u.order == best.order - 1), None)
         if before is not None and passes(before):
             picked = [before, best]
