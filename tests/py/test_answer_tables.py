@@ -236,18 +236,6 @@ def test_a_figure_given_by_this_is_read_with_the_sentence_it_continues():
     assert "41%" not in plain.text
 
 
-def test_a_count_written_out_is_a_figure():
-    text = (
-        "Shared-tail training with cycled batches works well for short inner loops. "
-        "With cycled batches it degrades starting at five inner iterations, where the last batch repeats."
-    )
-    out, _ = answer(
-        "At what number of inner iterations does shared-tail training with cycled batches degrade?",
-        row(1, text, ext="meta", title="Meta-learning"),
-    )
-    assert not out.abstained and "five inner iterations" in out.text, out.text
-
-
 def test_asked_why_the_reason_before_a_for_this_reason_is_quoted():
     text = (
         "The gating scalars are tied to one sequence length and cannot serve inputs of other lengths. "

@@ -94,21 +94,6 @@ BM25_STOP = _within(
 ENTITY_STOP = _within("the a an of")
 
 
-# Counts written out ("drops starting at five iterations", "three datasets"). "one" is
-# left out: it is a pronoun as often as a count ("one could sample ...").
-NUMBER_WORDS = frozenset(
-    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
-seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds
-thousand thousands million millions billion billions trillion dozen dozens twice thrice half""".split()
-)
-_LOWER_WORD = re.compile(r"[a-z]+")
-
-
-def number_words(text: str) -> set[str]:
-    """The counts a text writes out in words."""
-    return set(_LOWER_WORD.findall((text or "").lower())) & NUMBER_WORDS
-
-
 def normalize_number(tok: str) -> str:
     """A number as one string ("120,300" -> "120300", "0.40" -> "0.4")."""
     try:

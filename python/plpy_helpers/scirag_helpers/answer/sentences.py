@@ -21,7 +21,7 @@ from scirag_helpers.answer.question import (
 )
 from scirag_helpers.answer.tables import _abbrev_match, table_cell_answer
 from scirag_helpers.answer.units import _coverage, _LABEL, _row_text, _weights, Extract, strip_refs, Unit, units_of
-from scirag_helpers.words import number_words, surface_words, terms
+from scirag_helpers.words import surface_words, terms
 
 
 # A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
@@ -202,9 +202,7 @@ def extractive_answer(
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)
-        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True)) or bool(
-            number_words(body) - number_words(question)
-        )
+        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True))
 
     def score(u: Unit) -> float:
         cov = _coverage(u.terms, w, u.ctx)
