@@ -236,6 +236,40 @@ def test_a_figure_given_by_this_is_read_with_the_sentence_it_continues():
     assert "41%" not in plain.text
 
 
+def test_a_count_written_out_before_what_it_counts_is_a_figure():
+    text = (
+        "Each configuration of the meta-learner was trained on the full task distribution. "
+        "Every experiment was repeated with three different random seeds to compute confidence intervals."
+    )
+    out, _ = answer("How many random seeds was each experiment repeated with?", row(1, text, ext="meta", title="Meta"))
+    assert not out.abstained and "three different random seeds" in out.text, out.text
+    # "the three tasks", "a two step system", "two-level" count nothing new: no figure
+    for said in ("We treat the three tasks alike in each run.", "We build a two step system of two-level cells."):
+        weak, _ = answer("How many seeds were used in each run?", row(1, said, ext="x", title="X"))
+        assert weak.abstained, weak.text
+
+
+def test_words_that_frame_a_question_are_not_asked_for():
+    text = "The recurrent model struggles with fine details over long contexts because of its single state vector."
+    src = row(1, text, ext="rnn", title="Limitations")
+    q = "According to the acronym, what is the recurrent model meant to struggle with?"
+    # the words no document in scope holds, as the database finds them (answer/indb.py)
+    out = extractive_answer(q, sources(src), quantity=False, unknown_words=["According", "acronym", "meant"])
+    assert not out.abstained, out.text
+
+
+def test_a_sentence_ending_in_a_colon_brings_the_list_it_opens():
+    text = (
+        "We compare the searched model against three Transformer variants:\n\n"
+        "- Vanilla Transformer with ReLU activations\n- Transformer with GELU activations\n\n"
+        "All models share the same tokenizer."
+    )
+    out, _ = answer(
+        "Which Transformer variants is the searched model compared against?", row(1, text, ext="s", title="S")
+    )
+    assert "three Transformer variants:" in out.text and "Vanilla Transformer" in out.text, out.text
+
+
 def test_asked_why_the_reason_before_a_for_this_reason_is_quoted():
     text = (
         "The gating scalars are tied to one sequence length and cannot serve inputs of other lengths. "

@@ -45,7 +45,7 @@ while who whom whose why will with within without would yet you your
 achieve achieved achieves approximately around big came come comes expect expected find found happen kind know
 main mainly overall particular possible put seem seems show shown specific start starts started typical typically
 want wanted way ways whatever well reach reaches reached obtain obtains obtained attain attains attained
-besides roughly
+besides roughly according meant acronym
 """.split()
 )
 
@@ -92,6 +92,28 @@ BM25_STOP = _within(
 )
 
 ENTITY_STOP = _within("the a an of")
+
+
+# A count written out before what it counts ("three different random seeds", "five
+# iterations"). "one" is a pronoun as often as a count, a word before a singular ("a
+# two step system", "two-level") names a kind, and a count after "the" or "these"
+# ("the three tasks") refers back to things already counted.
+NUMBER_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+million billion""".split()
+)
+_COUNT = re.compile(
+    r"(?<![\w-])(?<!the )(?<!these )(?<!those )(?<!all )(?<!both )("
+    + "|".join(sorted(NUMBER_WORDS))
+    + r")\s+(?:[a-z]+\s+){0,2}?[a-z]{2,}[^su\W]s\b",
+    re.I,
+)
+
+
+def counts_in_words(text: str) -> set[str]:
+    """The counts a text writes out in words before a plural ("three seeds")."""
+    return {m.group(1).lower() for m in _COUNT.finditer(text or "")}
 
 
 def normalize_number(tok: str) -> str:

@@ -21,7 +21,7 @@ from scirag_helpers.answer.question import (
 )
 from scirag_helpers.answer.tables import _abbrev_match, table_cell_answer
 from scirag_helpers.answer.units import _coverage, _LABEL, _row_text, _weights, Extract, strip_refs, Unit, units_of
-from scirag_helpers.words import surface_words, terms
+from scirag_helpers.words import counts_in_words, surface_words, terms
 
 
 # A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
@@ -202,7 +202,9 @@ def extractive_answer(
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)
-        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True))
+        return any(t.startswith("#") and t not in q_numbers for t in terms(body, True)) or bool(
+            counts_in_words(body) - counts_in_words(question)
+        )
 
     def score(u: Unit) -> float:
         cov = _coverage(u.terms, w, u.ctx)
@@ -350,6 +352,11 @@ def extractive_answer(
         before = next((u for u in units if u.n == best.n and u.order == best.order - 1), None)
         if before is not None and passes(before):
             picked = [before, best]
+    # "we compare Primer against three Transformer variants:": the list is what follows
+    if best.text.rstrip().endswith(":") and len(picked) < max_sentences:
+        after = next((u for u in units if u.n == best.n and u.order == best.order + 1), None)
+        if after is not None and passes(after):
+            picked.append(after)
     covered = set().union(*(u.terms for u in picked)) & set(w)
     # Bridge terms: distinctive things the first pick names beyond the question (e.g.
     # "barley straw"); a unit from another document that names them is the next hop.

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from scirag_helpers import checks, prompts
-from scirag_helpers.words import terms
+from scirag_helpers.words import counts_in_words, terms
 
 
 _QUANT = re.compile(
@@ -95,7 +95,7 @@ def units_of(source: dict) -> list[Unit]:
         body = _LABEL.sub("", u.text)  # "Table 5:" is a name, not a figure
         u.ctx = (ctx | u.table_ctx) - u.terms
         u.is_caption = body != u.text
-        u.has_number = bool(_NUM.search(body))
+        u.has_number = bool(_NUM.search(body)) or bool(counts_in_words(body))
         # a table cell is a measurement: its unit sits in the column header
         u.has_quantity = bool(_QUANT.search(body)) or (u.is_row and u.has_number)
     return out
