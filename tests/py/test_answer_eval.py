@@ -111,6 +111,16 @@ def test_the_summary_counts_right_answers_per_tag():
     assert evalqa.correct_by_tag(rows) == {"dev": (1, 1), "hold": (0, 1), "number": (1, 2)}
 
 
+def test_the_reader_questions_are_split_before_use_and_tagged_by_kind():
+    qs = evalqa.load_questions(ROOT / "domain" / "papers_reader_questions.jsonl")
+    kinds = {"number", "phrase", "list", "definition", "yes_no"}
+    assert len(qs) == 98 and all(q.answers and not q.unanswerable for q in qs)
+    assert all(len(set(q.tags) & kinds) == 1 and len(set(q.tags) & {"dev", "hold"}) == 1 for q in qs)
+    assert sum("hold" in q.tags for q in qs) == 49
+    # a yes/no question is scored by its verdict, every other by its span
+    assert all((evalqa.yes_no_verdict(q.answers) is not None) == ("yes_no" in q.tags) for q in qs)
+
+
 def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
     assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)
