@@ -77,10 +77,15 @@ _PUNCT = frozenset(",.;:()[]{}\"'!?")
 _STOP = FORM_STOP  # the list models/answer_forms.json was trained with (scirag_helpers.words)
 
 
+def without_scene(question: str) -> str:
+    """The question after the scene it sets ("In SEAL, why are ..." -> "why are ...")."""
+    return _SCENE.sub("", question.lstrip(), count=1)
+
+
 def question_type(question: str) -> str:
     """yes_no, number, list, definition or description, from the question's form."""
     q = " ".join((question or "")[:MAX_QUESTION_CHARS].split())
-    if (_AUX.match(q) or _AUX.match(_SCENE.sub("", q, count=1))) and not re.search(r"\bor\b", q, re.I):
+    if (_AUX.match(q) or _AUX.match(without_scene(q))) and not re.search(r"\bor\b", q, re.I):
         return "yes_no"
     if _HOW_MANY.search(q):
         return "number"

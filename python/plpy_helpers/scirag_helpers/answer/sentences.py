@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from scirag_helpers import checks, prompts
+from scirag_helpers import answer_forms, checks, prompts
 from scirag_helpers.answer.options import DEFAULTS
 from scirag_helpers.answer.question import (
     _defines,
@@ -27,7 +27,7 @@ from scirag_helpers.words import counts_in_words, surface_words, terms
 # A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
 _CONTINUES = re.compile(r"\s*(This|These|It|That|Doing so)\s+(?!is\b|are\b|was\b|were\b)[a-z]+(ed|es|s)\b")
 # A question asking for a reason, and the words a sentence gives one with
-_WHY = re.compile(r"\s*(?:[^,?]{1,120},\s*)?(why\b|for what reason|what is the reason|what was the reason)", re.I)
+_WHY = re.compile(r"(why\b|for what reason|what is the reason|what was the reason)", re.I)
 _REASON = re.compile(
     r"\b(because|since|due to|owing to|as a result of|so that|in order to|to (avoid|address|mitigate|prevent|"
     r"reduce|ensure|allow|enable)|(and|,) so\b|therefore|thus|hence|which means)\b",
@@ -163,6 +163,7 @@ def extractive_answer(
     attribute = asked_attribute(question)
     head = attribute[-1] if attribute and attribute[-1] in pool else None
     q_numbers = {t for t in qterms if t.startswith("#")}
+    q_counts = counts_in_words(question)
     by_n = {s["n"]: s for s in sources}
     table_heads = {
         s["n"]: " ".join(x for t in checks.parse_tables(s["text"]) for x in (t["caption"], *t["header_lines"]))
@@ -198,12 +199,12 @@ def extractive_answer(
                 antecedent[id(b)] = a.text
                 continues[id(b)] = a
 
-    why = bool(_WHY.match(question))
+    why = bool(_WHY.match(answer_forms.without_scene(question)))
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)
         return any(t.startswith("#") and t not in q_numbers for t in terms(body, True)) or bool(
-            counts_in_words(body) - counts_in_words(question)
+            counts_in_words(body) - q_counts
         )
 
     def score(u: Unit) -> float:
