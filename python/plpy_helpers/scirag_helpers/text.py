@@ -115,13 +115,20 @@ def sentences(text: str) -> list[str]:
     return [text[a:b].strip() for a, b in sentence_spans(text) if text[a:b].strip()]
 
 
+# A bulleted list item starts a sentence of its own, also when the PDF's text ran the
+# items into one line ("... Primer-EZ. • Post-Softmax Spatial Gating: ...")
+LIST_ITEM = re.compile(r"\s+(?=[•▪◦]\s)")
+_BULLET = re.compile(r"^[•▪◦]\s+")
+
+
 def paragraph_sentences(text: str) -> list[str]:
     """The sentences of a text of several paragraphs (blank-line separated); a
-    paragraph's inner line breaks and runs of spaces read as one space."""
+    paragraph's inner line breaks and runs of spaces read as one space, and each
+    bulleted item is read on its own (without its bullet)."""
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text or ""):
-        flat = " ".join(para.split())
-        out.extend(sentences(flat))
+        for item in LIST_ITEM.split(" ".join(para.split())):
+            out.extend(sentences(_BULLET.sub("", item)))
     return out
 
 

@@ -45,7 +45,7 @@ while who whom whose why will with within without would yet you your
 achieve achieved achieves approximately around big came come comes expect expected find found happen kind know
 main mainly overall particular possible put seem seems show shown specific start starts started typical typically
 want wanted way ways whatever well reach reaches reached obtain obtains obtained attain attains attained
-besides roughly according meant acronym
+besides roughly according meant acronym team
 """.split()
 )
 
@@ -188,10 +188,27 @@ def stem(w: str) -> str:
     return w[:6]
 
 
+# Greek letters as a reader types them: "beta1" asks about the paper's "β1"
+_GREEK = str.maketrans(
+    dict(
+        zip(
+            "αβγδεϵζηθικλμνξπρστυφϕχψω",
+            "alpha beta gamma delta epsilon epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau "
+            "upsilon phi phi chi psi omega".split(),
+        )
+    )
+)
+
+
+def spell_greek(text: str) -> str:
+    """Lower-case Greek letters spelled out ("β1" -> "beta1"); lower-case the text first."""
+    return text.translate(_GREEK)
+
+
 def terms(text: str, with_numbers: bool = False) -> list[str]:
     """Normalised content terms, in order (duplicates kept). With ``with_numbers``
     numbers count too (as "#80"): a number the question names is a strong cue."""
-    t = (text or "").lower().replace("’", "'")
+    t = spell_greek((text or "").lower().replace("’", "'"))
     for pat, rep in _PHRASES:
         t = re.sub(pat, rep, t)
     out = []

@@ -8,6 +8,7 @@ import time
 from scirag_helpers import answer_forms, checks, prompts
 from scirag_helpers.llm import LLMError
 from scirag_helpers.answer.compress import compress_sources
+from scirag_helpers.answer.question import defined_term
 from scirag_helpers.answer.options import AnswerError, form_may_answer, NO_SOURCES, NOT_ANSWERED, UNSUPPORTED
 from scirag_helpers.answer.sentences import extractive_answer
 from scirag_helpers.answer.sources import make_sources
@@ -65,7 +66,8 @@ def answer_question(
     trace = trace if trace is not None else {"stages": []}
     stages = trace.setdefault("stages", [])
     intent = prompts.classify_intent(question, intents)
-    quantity = prompts.wants_quantity(question, intent)
+    # "What is MFU, the efficiency metric ...?" names a quantity word but asks what MFU is
+    quantity = prompts.wants_quantity(question, intent) and defined_term(question) is None
     sources = make_sources(rows, opts["max_sources"])
     # every retrieved chunk's text per document: what the question's named things are
     # looked up in (a table split over two chunks has its caption in the other one)

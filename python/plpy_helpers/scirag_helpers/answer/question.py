@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 from scirag_helpers import prompts
-from scirag_helpers.words import STOP, terms
+from scirag_helpers.words import spell_greek, STOP, terms
 
 
 _ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")
@@ -24,7 +24,7 @@ _NEGATION = re.compile(r"\b(without|w/o|no)\b", re.I)
 
 
 def _norm_entity(text: str) -> str:
-    return re.sub(r"[^a-z0-9.]", "", unicodedata.normalize("NFKC", text or "").lower())
+    return re.sub(r"[^a-z0-9.]", "", spell_greek(unicodedata.normalize("NFKC", text or "").lower()))
 
 
 def question_entities(question: str) -> list[str]:
@@ -141,22 +141,47 @@ _DEF_Q = re.compile(
     r"\s*(?:defined|mean|means|denote|denotes|stand for|refer to)?\s*\??\s*$",
     re.I,
 )
+# "what is meant by X?", "what kind of data structure is an FM-index?"
+_DEF_MEANT = re.compile(
+    r"^\s*(?:what is meant by|what (?:kind|type|sort) of (?:[\w-]+\s+){1,3}(?:is|are))\s+(?:the\s+|an?\s+)?(.+?)\s*\??\s*$",
+    re.I,
+)
+# where a reader says which paper or method the term belongs to ("... in the STaR
+# method", "... proposed in the PaLM paper", "... in Primer"): context, not the term
+_DEF_WHERE = re.compile(
+    r"\s+(?:(?:proposed|introduced|used|described|defined)\s+)?(?:in|by|for)\s+(?:the\s+)?"
+    r"[A-Z][\w.-]*(?:\s+(?:paper|method|model|work|approach|framework|setting|experiments?))?\s*(?=\??\s*$)"
+)
+_QUOTED = re.compile(r"['‘\"“]([^'’\"”]{2,60})['’\"”]")
 
 
 def defined_term(question: str) -> str | None:
     """What a definition question asks about ("How is model FLOPs utilization (MFU)
-    defined?" -> "MFU"; "what does the W element denote?" -> "W"): an acronym in
-    parentheses, else the last capitalised word, else the phrase."""
+    defined?" -> "MFU"; "what does the W element denote?" -> "W"): a term the reader
+    quotes, else an acronym in parentheses, else the last capitalised word, else the
+    phrase; a trailing "in the X paper" only says where to look."""
     last = re.split(r",\s*(?=(?:how|what)\b)", question or "", flags=re.I)[-1]
-    m = _DEF_Q.search(last)
-    if not m or not re.search(
-        r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b", last, re.I
+    last = _DEF_WHERE.sub("", last)
+    # "What is MFU, the efficiency metric?": the apposition describes the term;
+    # "What is the FM-index that SEAL relies on?": the clause says whose it is
+    last = re.sub(r",\s+(?:the|an?)\s+[^,?]*(?=\??\s*$)", "", last)
+    last = re.sub(r"\s+(?:that|which|who)\s+[^?]*(?=\??\s*$)", "", last)
+    meant = _DEF_MEANT.search(last)
+    m = meant or _DEF_Q.search(last)
+    if not m or not (
+        meant
+        or re.search(r"\b(defined|mean|means|denote|denotes|stand for|refer to)\b|^\s*what (is|are)\b", last, re.I)
     ):
         return None
     phrase = m.group(1)
-    if prompts.wants_quantity(question) or re.search(r"\b(of|for|in|on|per)\b", phrase) or len(phrase.split()) > 4:
-        return None  # "what is the ash content of barley straw" asks for a value, not a definition
+    quoted = _QUOTED.search(phrase)
     acr = re.search(r"\(([A-Za-z][\w-]*)\)", phrase)
+    if quoted and not acr and not prompts.wants_quantity(last):
+        # "what does 'rationalization' mean", "what is meant by 'ponder time'"
+        return re.escape(quoted.group(1).strip())
+    phrase = re.sub(r"\s+(?:metric|method|model|term|measure|approach)$", "", phrase.strip())
+    if prompts.wants_quantity(last) or re.search(r"\b(of|for|in|on|per)\b", phrase) or len(phrase.split()) > 4:
+        return None  # "what is the ash content of barley straw" asks for a value, not a definition
     if acr:
         return re.escape(acr.group(1))
     poss = re.fullmatch(r"([A-Z][\w-]*)['’]s\s+([a-z][\w-]*)", phrase.strip())
@@ -185,8 +210,13 @@ def _defines(sentence: str, term: str) -> bool:
             # what it does, in the present ("MuZero Reanalyze revisits its past time-steps"),
             # not how it scored ("... achieves 731%")
             rf"|(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(?!{_SCORED}\b)[a-z]{{3,}}[^s\W]s\b"
-            rf"|(?<![\w-]){t}\s*:\s*\w"
-            rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])",
+            rf"|(?<![\w-]){t}\)?\s*:\s*\w"
+            rf"|\bdefine[sd]?\b[^.;]{{0,40}}(?<![\w-]){t}(?![\w-])"
+            # named after it is described: "the number of steps, called the “ponder time”"
+            rf"|\b(?:called|termed|dubbed|known as|we call|referred to as)\s+(?:the\s+|an?\s+)?[\"“'‘]?{t}(?![\w-])"
+            # "rationalization, where a model is tasked with ...", "X, i.e. ..."
+            rf"|(?<![\w-]){t},?\s+(?:where|in which|i\.\s?e\.|that is)\s"
+            rf"|\b(?:is|are)\s+(?:the|an?)\s+{t}(?![\w-])",
             sentence,
         )
     )

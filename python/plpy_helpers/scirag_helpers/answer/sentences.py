@@ -26,6 +26,14 @@ from scirag_helpers.words import counts_in_words, surface_words, terms
 
 # A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
 _CONTINUES = re.compile(r"\s*(This|These|It|That|Doing so)\s+(?!is\b|are\b|was\b|were\b)[a-z]+(ed|es|s)\b")
+# ... and, asked why, one that goes on about it ("However, these scalars cannot be
+# applied to variable sequence lengths and so we do not include it"): a reason is
+# usually given of the thing the sentence before names
+_GOES_ON = re.compile(
+    r"\s*(?:(?:However|But|Yet|Unfortunately|Moreover|Also|In addition|In practice),?\s+)?"
+    r"(?:(?:[Tt]his|[Tt]hese|[Tt]hose|[Ss]uch|[Tt]hat)\s+[a-z][\w-]*\s+|(?:[Ii]t|[Tt]hey|[Tt]his|[Tt]hat)\s+)"
+    r"(?:can(?:not)?|could|does|do|did|is|are|was|were|would|may|might|must|has|have|had|only|also|still|show|lead|make|help|allow|require|need|cause|tend|suffer|fail|[a-z]+(?:ed|es|s))\b"
+)
 # A question asking for a reason, and the words a sentence gives one with
 _WHY = re.compile(r"(why\b|for what reason|what is the reason|what was the reason)", re.I)
 _REASON = re.compile(
@@ -187,19 +195,19 @@ def extractive_answer(
     # corpus by about 66%.": asked for a figure, the sentence that gives it may name its
     # subject only by "This"; it is read with the sentence before, and quoted after it
     continues: dict = {}
-    if quantity:
+    why = bool(_WHY.match(answer_forms.without_scene(question)))
+    goes_on = _CONTINUES if quantity else _GOES_ON if why else None
+    if goes_on is not None:
         for a, b in zip(units, units[1:]):
             if (
                 a.n == b.n
                 and b.order == a.order + 1
                 and not (a.is_row or b.is_row or id(b) in antecedent)
-                and _CONTINUES.match(b.text)
+                and goes_on.match(b.text)
             ):
                 b.terms = b.terms | a.terms
                 antecedent[id(b)] = a.text
                 continues[id(b)] = a
-
-    why = bool(_WHY.match(answer_forms.without_scene(question)))
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)

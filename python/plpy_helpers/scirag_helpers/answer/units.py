@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from scirag_helpers import checks, prompts
+from scirag_helpers import text as text_rules
 from scirag_helpers.words import counts_in_words, terms
 
 
@@ -77,12 +78,12 @@ def units_of(source: dict) -> list[Unit]:
             continue
         paragraphs, cur = [], []
         # list items are sentences of their own, also when the loader ran them into one line
-        lines = [y for x in lines for y in re.split(r"\s+(?=[•▪◦]\s)", x)]
+        lines = [y for x in lines for y in text_rules.LIST_ITEM.split(x)]
         for x in lines:
-            if re.match(r"\s*([-*•]|\d{1,2}[.)])\s+\S", x) and cur:
+            if re.match(r"\s*([-*•▪◦]|\d{1,2}[.)])\s+\S", x) and cur:
                 paragraphs.append(" ".join(cur))
                 cur = []
-            cur.append(re.sub(r"^\s*[-*•]\s+", "", x))
+            cur.append(re.sub(r"^\s*[-*•▪◦]\s+", "", x))
         if cur:
             paragraphs.append(" ".join(cur))
         for sent in (s for p in paragraphs for s in checks.split_sentences(p)):

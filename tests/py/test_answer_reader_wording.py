@@ -1,0 +1,134 @@
+"""Questions worded as a reader words them, against paper-shaped evidence: a reason
+given in the sentence that goes on about the thing before it, a term the reader
+quotes or places in its paper ("What does 'X' mean in the Y method?"), a definition
+written after the description ("..., called the X"), and bulleted items the PDF's
+text ran into one line. Texts are written for these tests."""
+
+from __future__ import annotations
+
+from answer_fixtures import row
+from scirag_helpers import answer_forms, prompts, text
+from scirag_helpers.answer import extractive_answer, make_sources
+from scirag_helpers.answer.question import _defines, defined_term
+from scirag_helpers.answer.units import units_of
+from scirag_helpers.words import terms
+from scirag_helpers.answer import answer_question, parse_options
+
+
+def answer(question, *rows_):
+    src = make_sources(list(rows_), 5)
+    return extractive_answer(question, src, quantity=prompts.wants_quantity(question)), src
+
+
+GATING = (
+    "Gated Pooling: The searched model pools every head with learnable scalars, which lowers perplexity "
+    "for inputs of one fixed length. However, these scalars cannot be applied to inputs of other lengths "
+    "and so we do not include this change in the final model. The final model trains on four corpora."
+)
+
+
+def test_asked_why_the_sentence_going_on_about_the_thing_before_gives_the_reason():
+    out, _ = answer("Why is the gated pooling left out of the final model?", row(1, GATING, ext="s", title="Search"))
+    assert "cannot be applied to inputs of other lengths" in out.text, out.text
+    # the sentence it goes on from is quoted first, so "these scalars" has its referent
+    assert out.text.startswith("Gated Pooling: The searched model pools"), out.text
+    # not asked why, a sentence is read on its own
+    plain, _ = answer("What does the searched model pool every head with?", row(1, GATING, ext="s", title="Search"))
+    assert "other lengths" not in plain.text, plain.text
+
+
+def test_bulleted_items_run_into_one_line_are_sentences_of_their_own():
+    ran = (
+        "For this reason we keep the wider projection only at small sizes. • Gated Pooling: The searched "
+        "model pools every head with learnable scalars. ▪ Shared Norms: one norm serves both sub-blocks."
+    )
+    said = text.paragraph_sentences(ran)
+    assert said == [
+        "For this reason we keep the wider projection only at small sizes.",
+        "Gated Pooling: The searched model pools every head with learnable scalars.",
+        "Shared Norms: one norm serves both sub-blocks.",
+    ], said
+    # the answerer's units and the form's sentences are cut the same way
+    src = make_sources([row(1, ran, ext="s", title="Search")], 5)
+    assert [u.text for u in units_of(src[0])] == said
+    table = answer_forms.sentence_table("What is gated pooling?", src, terms)
+    assert [x["sentence"] for x in table] == said
+
+
+def test_a_definition_question_as_a_reader_words_it_names_its_term():
+    cases = {
+        "What does 'warm restarting' mean in the Foo method?": "warm restarting",
+        "In the adaptive setting, what is meant by 'think time'?": "think time",
+        "As described in the paper, what kind of data structure is an FM-index?": "FM-index",
+        "What is Multi-Head Pooling (MHP) in Primer?": "MHP",
+        "What is the 'model FLOPs utilization' (MFU) metric proposed in the PaLM paper?": "MFU",
+        "What is Planner Replay?": "Replay",
+        "How is model FLOPs utilization (MFU) defined?": "MFU",
+        # an apposition describes the term; a relative clause says whose it is
+        "What is 'model FLOPs utilization' (MFU), the efficiency metric proposed in the PaLM paper?": "MFU",
+        "What is the FM-index that SEAL relies on?": "FM-index",
+    }
+    for question, term in cases.items():
+        got = defined_term(question)
+        assert got is not None and got.replace("\\", "") == term, (question, got)
+    # a value asked of a thing is not a definition, quoted or placed in a paper or not
+    for question in (
+        "What is the ash content of barley straw?",
+        "What is the learning rate used in BERT?",
+        "How many 'warm restarts' are used in the Foo method?",
+        "What is the learning rate that they use?",
+        "What is the accuracy, the main metric?",
+    ):
+        assert defined_term(question) is None, question
+
+
+def test_a_definition_written_around_its_term_defines_it():
+    assert _defines("This probability sets the number of steps, called the “think time”, of each input.", "think\\ time")
+    assert _defines("We add warm restarting, where the rate is reset every ten epochs.", "warm\\ restarting")
+    assert _defines("The structure that serves our needs is the FM-index (Ferragina, 2000).", "FM\\-index")
+    assert _defines("Multi-Head Pooling (MHP): Another change adds pooling after each projection.", "MHP")
+    # naming a term in passing is no definition
+    assert not _defines("We compare warm restarting with plain decay in Table 2.", "warm\\ restarting")
+    assert not _defines("The FM-index of the corpus takes 8 GB.", "FM\\-index")
+
+
+def test_a_quoted_term_gets_the_sentence_that_defines_it():
+    body = (
+        "Warm restarting and plain decay are compared for the Foo method in every run of the Foo method. "
+        "We complement the schedule with warm restarting, where the learning rate is reset to its first value "
+        "every ten epochs."
+    )
+    out, _ = answer("What does 'warm restarting' mean in the Foo method?", row(1, body, ext="foo", title="Foo"))
+    assert out.text.startswith("We complement the schedule with warm restarting, where"), out.text
+
+
+def test_the_team_that_did_something_is_not_asked_for():
+    # like "they" and "the authors' ... we": who did it frames the question; a paper
+    # says "we", so "team" would count as a word no source holds
+    assert terms("How did the PaLM team work around the loss spikes?") == terms("How did PaLM work around the loss spikes?")
+
+
+def test_a_term_described_by_a_quantity_word_is_still_a_definition_question():
+    body = (
+        "We report the efficiency of every run in Table 3 and compare it with earlier systems trained on "
+        "the same hardware, for which the efficiency is often reported differently. We propose a metric "
+        "called token throughput utilization (TTU). This is the ratio of the observed throughput to the "
+        "theoretical peak of the system."
+    )
+    q = "What is token throughput utilization (TTU), the efficiency metric proposed in the paper?"
+    out = answer_question(
+        q,
+        [row(1, body, ext="ttu", title="Scaling")],
+        options=parse_options({"answerer": "extractive"}),
+        template=prompts.default_template("answer"),
+        intents=prompts.default_intents(),
+    )
+    assert not out["abstained"] and "ratio of the observed throughput" in out["answer"], out["answer"]
+
+
+def test_a_greek_letter_typed_out_is_the_letter():
+    assert terms("Why set beta1 to zero in the inner loop?")[1] == "beta1"
+    assert "beta1" in terms("We used Adam with β1 = 0 in the inner loop.")
+    body = "We used Adam with β1 = 0 in the inner loop, because momentum reduced performance across the board."
+    out, _ = answer("Why did they set Adam's beta1 to 0 in the inner loop?", row(1, body, ext="meta", title="Meta"))
+    assert not out.abstained and "momentum reduced performance" in out.text, out.text
