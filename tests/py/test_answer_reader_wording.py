@@ -132,3 +132,36 @@ def test_a_greek_letter_typed_out_is_the_letter():
     body = "We used Adam with β1 = 0 in the inner loop, because momentum reduced performance across the board."
     out, _ = answer("Why did they set Adam's beta1 to 0 in the inner loop?", row(1, body, ext="meta", title="Meta"))
     assert not out.abstained and "momentum reduced performance" in out.text, out.text
+
+
+def test_a_figure_given_by_they_or_thus_is_read_with_the_sentence_before():
+    they = (
+        "We showed 20 pairs of rationales from both models to a third party in a random order. "
+        "They picked the rationales of the larger model for 65% of the problems. The rest were ties."
+    )
+    q = "When a third party compared the pairs of rationales, in what fraction of cases did they choose the larger model's?"
+    out, _ = answer(q, row(1, they, ext="r", title="Rationales"))
+    assert not out.abstained and "65%" in out.text, out.text
+    thus = (
+        "Training the baseline for this experiment cost 3.1E+22 FLOPs, so the search saved 2.2E+22 FLOPs. "
+        "Thus, for this single training, the return on investment for the search is roughly 7.5X."
+    )
+    out, _ = answer(
+        "Roughly what return on investment did the search give in this training experiment?",
+        row(1, thus, ext="s", title="Search cost"),
+    )
+    assert not out.abstained and "7.5X" in out.text and out.text.startswith("Training the baseline"), out.text
+
+
+def test_asked_how_big_the_size_column_answers():
+    table = (
+        "Table 1: Index sizes on the passage corpus (around 21M passages).\n"
+        "System | Model Params | Size | Index Params | GPU?\n"
+        "Dense | 220M | 64.6 GB | 16.1B | ✓\n"
+        "Ours | 406M | 8.8GB | - | ✗"
+    )
+    out, _ = answer(
+        "How big is the index of Ours for the corpus of roughly 21M passages?",
+        row(1, table, ext="idx", title="Index", is_table=True),
+    )
+    assert out.short == "8.8GB", out.text

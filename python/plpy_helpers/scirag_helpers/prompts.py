@@ -160,7 +160,9 @@ _QUANTITY = re.compile(
     r"|\b(amount|number|rate|yield|cost|price|content|ratio|concentration|percentage|percent|share|fraction"
     r"|temperature|moisture|density|durability|loading|dose|factor|potential|emissions?|capacity|efficiency"
     r"|energy|tonnes?|tons?|kg|grams?|litres?|liters?|metres?|meters?|m3|mg|gj|kwh|dollars?|\$"
-    r"|accuracy|score|error|perplexity|f1|bleu|precision|recall|dimension|speed-?up)\b",
+    r"|accuracy|score|error|perplexity|f1|bleu|precision|recall|dimension|speed-?up)\b"
+    # a reader who hedges ("roughly what return ...") asks for a figure
+    r"|\b(?:roughly|approximately) (?:what|how)\b",
     re.I,
 )
 

@@ -12,6 +12,8 @@ from scirag_helpers.words import spell_greek, STOP, terms
 _ENTITY_TOKEN = re.compile(r"[A-Za-z0-9][\w.@+/-]*[\w%+]|[A-Za-z0-9]")
 _ENTITY_SUFFIX = re.compile(r"-(?:parameters?|params?|based|level|scale|sized?|style|like|only)$", re.I)
 _WH = re.compile(r"\b(what|which|how many|how much)\s+", re.I)
+_HOW_ADJ = re.compile(r"\bhow (big|large|small|heavy|fast)\b", re.I)
+_HOW_ATTR = {"big": "size", "large": "size", "small": "size", "heavy": "weight", "fast": "speed"}
 _ATTR_END = frozenset(
     """does do did is are was were has have had can could will would make makes made
 of for in on with at to by from that than ends end""".split()
@@ -102,13 +104,21 @@ def allowed_missing(n_entities: int) -> int:
     return n_entities // 5
 
 
+def without_how_adjective(question: str) -> str:
+    """ "How big is the index?" without "big": the adjective is the question's own word
+    (asked_attribute reads it as "size"), not a word the answer must hold."""
+    return _HOW_ADJ.sub("how", question or "")
+
+
 def asked_attribute(question: str) -> list[str]:
     """The terms of what the question asks for: the words after what / which / how
     many up to its verb or preposition ("what one-shot TriviaQA accuracy does" ->
     accuracy), the last one being the head."""
     m = _WH.search(question or "")
     if not m:
-        return []
+        # "How big is the index?" asks for its size, as a table's column names it
+        how = _HOW_ADJ.search(question or "")
+        return terms(_HOW_ATTR[how.group(1).lower()]) if how else []
     rest = question[m.end() :]
     # "what is Reptile's learning rate?": the attribute is what the possessive owns
     pos = _POSSESSIVE_ATTR.match(rest)

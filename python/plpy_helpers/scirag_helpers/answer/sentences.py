@@ -18,6 +18,7 @@ from scirag_helpers.answer.question import (
     question_entities,
     size_in,
     sizes_in_question,
+    without_how_adjective,
 )
 from scirag_helpers.answer.tables import _abbrev_match, table_cell_answer
 from scirag_helpers.answer.units import _coverage, _LABEL, _row_text, _weights, Extract, strip_refs, Unit, units_of
@@ -25,7 +26,12 @@ from scirag_helpers.words import counts_in_words, surface_words, terms
 
 
 # A sentence whose subject is the sentence before ("This reduced the corpus by 66%")
-_CONTINUES = re.compile(r"\s*(This|These|It|That|Doing so)\s+(?!is\b|are\b|was\b|were\b)[a-z]+(ed|es|s)\b")
+# or who did it ("They selected the STaR rationales for 70% of the problems"), or what
+# follows from it ("Thus, ... the return on investment is roughly 9.24X")
+_CONTINUES = re.compile(
+    r"\s*(?:(This|These|It|That|They|Doing so)\s+(?!is\b|are\b|was\b|were\b)[a-z]+(ed|es|s)\b"
+    r"|(Thus|Therefore|Hence|As a result),)"
+)
 # ... and, asked why, one that goes on about it ("However, these scalars cannot be
 # applied to variable sequence lengths and so we do not include it"): a reason is
 # usually given of the thing the sentence before names
@@ -85,7 +91,7 @@ def extractive_answer(
     none does, when the picks cover less than ``min_coverage`` of the question, or
     when ``max_unknown_share`` of the question's terms occur nowhere in the caller's
     visible corpus (``unknown_words``, from the keyword statistics)."""
-    qterms = terms(question, True)
+    qterms = terms(without_how_adjective(question), True)
     surface = surface_words(question)
     lead = f"{prompts.ABSTAIN_LEAD} an answer to this question"
 
