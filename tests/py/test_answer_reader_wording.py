@@ -32,6 +32,12 @@ def test_asked_why_the_sentence_going_on_about_the_thing_before_gives_the_reason
     assert "cannot be applied to inputs of other lengths" in out.text, out.text
     # the sentence it goes on from is quoted first, so "these scalars" has its referent
     assert out.text.startswith("Gated Pooling: The searched model pools"), out.text
+    # the same, asked after a statement that sets the scene
+    scene = "The searched model pools every head with learnable scalars; why is this gated pooling left out of it?"
+    assert answer_forms.question_type(scene) == "description"
+    out, _ = answer(scene, row(1, GATING, ext="s", title="Search"))
+    assert "cannot be applied to inputs of other lengths" in out.text, out.text
+    assert answer_forms.question_type("The model has gating; does it help on long inputs?") == "yes_no"
     # not asked why, a sentence is read on its own
     plain, _ = answer("What does the searched model pool every head with?", row(1, GATING, ext="s", title="Search"))
     assert "other lengths" not in plain.text, plain.text

@@ -49,9 +49,10 @@ _AUX = re.compile(
     r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might|must|shall)\b", re.I
 )
 # A question often sets its scene before it asks: "On RealToxicityPrompts, does OPT
-# ...?", "Like expert iteration, does STaR ...?". The scene is a phrase before a comma
-# that is not itself a question ("What is X, and does ...?" is not yes/no).
-_SCENE = re.compile(r"^(?!(?:what|which|who|whom|whose|how|why|where)\b)[^,?;]{1,120},\s*", re.I)
+# ...?", "Like expert iteration, does STaR ...?". The scene is a phrase before a comma,
+# or a statement before a semicolon ("The model has gating scalars; why is ...?"), that
+# is not itself a question ("What is X, and does ...?" is not yes/no).
+_SCENE = re.compile(r"^(?!(?:what|which|who|whom|whose|how|why|where)\b)[^,?;]{1,120}[,;]\s*", re.I)
 _HOW_MANY = re.compile(
     r"\b(how (many|much|large|big|long|small|often|fast|well)|what (is|was|are|were) the "
     r"(number|size|amount|percentage|accuracy|score|performance|f1|bleu)|by how much|"
