@@ -171,3 +171,17 @@ def test_asked_how_big_the_size_column_answers():
         row(1, table, ext="idx", title="Index", is_table=True),
     )
     assert out.short == "8.8GB", out.text
+
+
+def test_a_sentence_announcing_a_list_brings_its_items():
+    body = (
+        "To compare the update rules fairly, we simplified our experimental setup in several ways. "
+        "First, we used plain SGD in both loops. Second, we did not use meta-batches. Third, we kept to "
+        "one 5-way task family. With these simplifications, tuning mattered less."
+    )
+    out, _ = answer(
+        "Which simplifications were made to the experimental setup to compare the update rules?",
+        row(1, body, ext="m", title="Meta"),
+    )
+    assert "First, we used plain SGD" in out.text and "Third, we kept to one 5-way task family" in out.text, out.text
+    assert "tuning mattered less" not in out.text, out.text

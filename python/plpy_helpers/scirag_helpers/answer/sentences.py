@@ -40,6 +40,12 @@ _GOES_ON = re.compile(
     r"(?:(?:[Tt]his|[Tt]hese|[Tt]hose|[Ss]uch|[Tt]hat)\s+[a-z][\w-]*\s+|(?:[Ii]t|[Tt]hey|[Tt]his|[Tt]hat)\s+)"
     r"(?:can(?:not)?|could|does|do|did|is|are|was|were|would|may|might|must|has|have|had|only|also|still|show|lead|make|help|allow|require|need|cause|tend|suffer|fail|[a-z]+(?:ed|es|s))\b"
 )
+# A sentence that announces a list, and the items that follow it
+_ANNOUNCES = re.compile(
+    r"(?::|\b(?:as follows|the following|in (?:several|two|three|four|a few|many|various) ways))\s*[.:]?\s*$", re.I
+)
+_ENUMERATED = re.compile(r"\s*(?:First|Second|Third|Fourth|Fifth|Finally|Lastly)(?:ly)?\b,?")
+_MAX_ITEMS = 3  # items a list may add beyond max_sentences
 # A question asking for a reason, and the words a sentence gives one with
 _WHY = re.compile(r"(why\b|for what reason|what is the reason|what was the reason)", re.I)
 _REASON = re.compile(
@@ -367,11 +373,6 @@ def extractive_answer(
         before = next((u for u in units if u.n == best.n and u.order == best.order - 1), None)
         if before is not None and passes(before):
             picked = [before, best]
-    # "we compare Primer against three Transformer variants:": the list is what follows
-    if best.text.rstrip().endswith(":") and len(picked) < max_sentences:
-        after = next((u for u in units if u.n == best.n and u.order == best.order + 1), None)
-        if after is not None and passes(after):
-            picked.append(after)
     covered = set().union(*(u.terms for u in picked)) & set(w)
     # Bridge terms: distinctive things the first pick names beyond the question (e.g.
     # "barley straw"); a unit from another document that names them is the next hop.
@@ -414,6 +415,20 @@ def extractive_answer(
             break
         picked.append(choice)
         covered |= choice.terms & set(w)
+    # "we compare Primer against three Transformer variants:": the list is what follows;
+    # "we simplified our setup in several ways. First, ... Second, ...": so are the items
+    # a pick announces, each of them (a list cut short would mislead)
+    for lead_in in [u for u in picked if _ANNOUNCES.search(u.text)]:
+        at = picked.index(lead_in) + 1
+        nxt = lead_in.order + 1
+        while len(picked) < max_sentences + _MAX_ITEMS:
+            after = next((u for u in units if u.n == lead_in.n and u.order == nxt), None)
+            colon = nxt == lead_in.order + 1 and lead_in.text.rstrip().endswith(":")
+            if after is None or after in picked or not (colon or _ENUMERATED.match(after.text)) or not passes(after):
+                break
+            picked.insert(at, after)
+            at += 1
+            nxt += 1
     coverage = max(_coverage(covered, w), best_cov)
     if coverage < min_coverage:
         # judged on what the picks cover together: two hops may each cover half
