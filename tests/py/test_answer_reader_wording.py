@@ -38,6 +38,7 @@ def test_asked_why_the_sentence_going_on_about_the_thing_before_gives_the_reason
     out, _ = answer(scene, row(1, GATING, ext="s", title="Search"))
     assert "cannot be applied to inputs of other lengths" in out.text, out.text
     assert answer_forms.question_type("The model has gating; does it help on long inputs?") == "yes_no"
+    assert answer_forms.question_type("In STaR, after each round of sampling, is the model restarted?") == "yes_no"
     # not asked why, a sentence is read on its own
     plain, _ = answer("What does the searched model pool every head with?", row(1, GATING, ext="s", title="Search"))
     assert "other lengths" not in plain.text, plain.text

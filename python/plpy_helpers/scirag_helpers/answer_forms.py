@@ -80,7 +80,8 @@ _STOP = FORM_STOP  # the list models/answer_forms.json was trained with (scirag_
 
 def without_scene(question: str) -> str:
     """The question after the scene it sets ("In SEAL, why are ..." -> "why are ...")."""
-    return _SCENE.sub("", question.lstrip(), count=1)
+    # two scenes at most: "In STaR, after each round, is the model restarted?"
+    return _SCENE.sub("", _SCENE.sub("", question.lstrip(), count=1).lstrip(), count=1)
 
 
 def question_type(question: str) -> str:
