@@ -186,3 +186,15 @@ def test_a_sentence_announcing_a_list_brings_its_items():
     )
     assert "First, we used plain SGD" in out.text and "Third, we kept to one 5-way task family" in out.text, out.text
     assert "tuning mattered less" not in out.text, out.text
+
+
+def test_asked_how_the_sentence_that_overcomes_the_problem_before_answers():
+    body = (
+        "Since in many environments the value is unbounded, the search rule must be adjusted for it. "
+        "To overcome this, we normalise the action values with the minimum and maximum values seen in the tree. "
+        "The tree is rebuilt at every step."
+    )
+    q = "How does the planner keep the search rule working with unbounded values?"
+    out, _ = answer(q, row(1, body, ext="p", title="Planner"))
+    assert "minimum and maximum values seen in the tree" in out.text, out.text
+    assert out.text.startswith("Since in many environments the value is unbounded"), out.text

@@ -36,9 +36,12 @@ _CONTINUES = re.compile(
 # applied to variable sequence lengths and so we do not include it"): a reason is
 # usually given of the thing the sentence before names
 _GOES_ON = re.compile(
-    r"\s*(?:(?:However|But|Yet|Unfortunately|Moreover|Also|In addition|In practice),?\s+)?"
+    # asked how, the sentence that answers the problem the one before poses
+    r"\s*(?:To (?:overcome|address|solve|avoid|fix|handle|mitigate|remedy|alleviate|counter|tackle) "
+    r"(?:this|these|that|it|them|such)\b"
+    r"|(?:(?:However|But|Yet|Unfortunately|Moreover|Also|In addition|In practice),?\s+)?"
     r"(?:(?:[Tt]his|[Tt]hese|[Tt]hose|[Ss]uch|[Tt]hat)\s+[a-z][\w-]*\s+|(?:[Ii]t|[Tt]hey|[Tt]his|[Tt]hat)\s+)"
-    r"(?:can(?:not)?|could|does|do|did|is|are|was|were|would|may|might|must|has|have|had|only|also|still|show|lead|make|help|allow|require|need|cause|tend|suffer|fail|[a-z]+(?:ed|es|s))\b"
+    r"(?:can(?:not)?|could|does|do|did|is|are|was|were|would|may|might|must|has|have|had|only|also|still|show|lead|make|help|allow|require|need|cause|tend|suffer|fail|[a-z]+(?:ed|es|s))\b)"
 )
 # A sentence that announces a list, and the items that follow it
 _ANNOUNCES = re.compile(
@@ -46,6 +49,8 @@ _ANNOUNCES = re.compile(
 )
 _ENUMERATED = re.compile(r"\s*(?:First|Second|Third|Fourth|Fifth|Finally|Lastly)(?:ly)?\b,?")
 _MAX_ITEMS = 3  # items a list may add beyond max_sentences
+# A question asking how something is done (not how many or how well)
+_HOW_DONE = re.compile(r"how\b(?!\s+(?:many|much|large|big|small|long|often|well|fast|far|high|low)\b)", re.I)
 # A question asking for a reason, and the words a sentence gives one with
 _WHY = re.compile(r"(why\b|for what reason|what is the reason|what was the reason)", re.I)
 _REASON = re.compile(
@@ -208,7 +213,8 @@ def extractive_answer(
     # subject only by "This"; it is read with the sentence before, and quoted after it
     continues: dict = {}
     why = bool(_WHY.match(answer_forms.without_scene(question)))
-    goes_on = _CONTINUES if quantity else _GOES_ON if why else None
+    how_done = bool(_HOW_DONE.match(answer_forms.without_scene(question)))
+    goes_on = _CONTINUES if quantity else _GOES_ON if (why or how_done) else None
     if goes_on is not None:
         for a, b in zip(units, units[1:]):
             if (
