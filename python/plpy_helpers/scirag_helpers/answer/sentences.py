@@ -36,12 +36,14 @@ _CONTINUES = re.compile(
 # applied to variable sequence lengths and so we do not include it"): a reason is
 # usually given of the thing the sentence before names
 _GOES_ON = re.compile(
-    # asked how, the sentence that answers the problem the one before poses
-    r"\s*(?:To (?:overcome|address|solve|avoid|fix|handle|mitigate|remedy|alleviate|counter|tackle) "
-    r"(?:this|these|that|it|them|such)\b"
-    r"|(?:(?:However|But|Yet|Unfortunately|Moreover|Also|In addition|In practice),?\s+)?"
+    r"\s*(?:(?:(?:However|But|Yet|Unfortunately|Moreover|Also|In addition|In practice),?\s+)?"
     r"(?:(?:[Tt]his|[Tt]hese|[Tt]hose|[Ss]uch|[Tt]hat)\s+[a-z][\w-]*\s+|(?:[Ii]t|[Tt]hey|[Tt]his|[Tt]hat)\s+)"
     r"(?:can(?:not)?|could|does|do|did|is|are|was|were|would|may|might|must|has|have|had|only|also|still|show|lead|make|help|allow|require|need|cause|tend|suffer|fail|[a-z]+(?:ed|es|s))\b)"
+)
+# ... and, asked how, the sentence that answers the problem the one before poses
+_SOLVES = re.compile(
+    r"\s*To (?:overcome|address|solve|avoid|fix|handle|mitigate|remedy|alleviate|counter|tackle) "
+    r"(?:this|these|that|it|them|such)\b"
 )
 # A sentence that announces a list, and the items that follow it
 _ANNOUNCES = re.compile(
@@ -214,7 +216,7 @@ def extractive_answer(
     continues: dict = {}
     why = bool(_WHY.match(answer_forms.without_scene(question)))
     how_done = bool(_HOW_DONE.match(answer_forms.without_scene(question)))
-    goes_on = _CONTINUES if quantity else _GOES_ON if (why or how_done) else None
+    goes_on = _CONTINUES if quantity else _GOES_ON if why else _SOLVES if how_done else None
     if goes_on is not None:
         for a, b in zip(units, units[1:]):
             if (
@@ -249,8 +251,9 @@ def extractive_answer(
         e = 0.6 + 0.4 * named_share(u) if entities else 1.0
         # a table row answers "what / how many", not "how does / why"
         r = 0.5 if u.is_row and not (quantity or attribute) else 1.0
-        # asked why, a sentence that gives a reason ("because", "so we", "to avoid")
-        c = 1.25 if why and _REASON.search(u.text) else 1.0
+        # asked why, a sentence that gives a reason ("because", "so we", "to avoid"); asked
+        # how, one that goes on from the problem before it ("To overcome this, we ...")
+        c = 1.25 if (why and _REASON.search(u.text)) or (how_done and id(u) in continues) else 1.0
         return cov * prior * q * a * d * e * r * c * (0.8 if u.is_caption else 1.0)
 
     named_cache: dict = {}
