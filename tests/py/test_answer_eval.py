@@ -114,9 +114,12 @@ def test_the_summary_counts_right_answers_per_tag():
 def test_the_reader_questions_are_split_before_use_and_tagged_by_kind():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_reader_questions.jsonl")
     kinds = {"number", "phrase", "list", "definition", "yes_no"}
-    assert len(qs) == 98 and all(q.answers and not q.unanswerable for q in qs)
-    assert all(len(set(q.tags) & kinds) == 1 and len(set(q.tags) & {"dev", "hold"}) == 1 for q in qs)
-    assert sum("hold" in q.tags for q in qs) == 49
+    assert len(qs) == 158 and all(q.answers and not q.unanswerable for q in qs)
+    # two rounds: 98 questions (49 dev, 49 hold), then 60 more by two new writers (30 dev2, 30 hold2)
+    halves = {"dev", "hold", "dev2", "hold2"}
+    assert all(len(set(q.tags) & kinds) == 1 and len(set(q.tags) & halves) == 1 for q in qs)
+    assert [sum(h in q.tags for q in qs) for h in ("dev", "hold", "dev2", "hold2")] == [49, 49, 30, 30]
+    assert len({q.id for q in qs}) == len(qs)
     # a yes/no question is scored by its verdict, every other by its span
     assert all((evalqa.yes_no_verdict(q.answers) is not None) == ("yes_no" in q.tags) for q in qs)
 
