@@ -6,6 +6,8 @@ text ran into one line. Texts are written for these tests."""
 
 from __future__ import annotations
 
+import pytest
+
 from answer_fixtures import row
 from scirag_helpers import answer_forms, prompts, text
 from scirag_helpers.answer import extractive_answer, make_sources
@@ -90,7 +92,9 @@ def test_a_definition_question_as_a_reader_words_it_names_its_term():
 
 
 def test_a_definition_written_around_its_term_defines_it():
-    assert _defines("This probability sets the number of steps, called the “think time”, of each input.", "think\\ time")
+    assert _defines(
+        "This probability sets the number of steps, called the “think time”, of each input.", "think\\ time"
+    )
     assert _defines("We add warm restarting, where the rate is reset every ten epochs.", "warm\\ restarting")
     assert _defines("The structure that serves our needs is the FM-index (Ferragina, 2000).", "FM\\-index")
     assert _defines("Multi-Head Pooling (MHP): Another change adds pooling after each projection.", "MHP")
@@ -112,7 +116,9 @@ def test_a_quoted_term_gets_the_sentence_that_defines_it():
 def test_the_team_that_did_something_is_not_asked_for():
     # like "they" and "the authors' ... we": who did it frames the question; a paper
     # says "we", so "team" would count as a word no source holds
-    assert terms("How did the PaLM team work around the loss spikes?") == terms("How did PaLM work around the loss spikes?")
+    assert terms("How did the PaLM team work around the loss spikes?") == terms(
+        "How did PaLM work around the loss spikes?"
+    )
 
 
 def test_a_term_described_by_a_quantity_word_is_still_a_definition_question():
@@ -141,36 +147,40 @@ def test_a_greek_letter_typed_out_is_the_letter():
     assert not out.abstained and "momentum reduced performance" in out.text, out.text
 
 
-def test_a_figure_given_by_they_or_thus_is_read_with_the_sentence_before():
-    they = (
+CONTINUED_FIGURES = {
+    "they": (
         "We showed 20 pairs of rationales from both models to a third party in a random order. "
-        "They picked the rationales of the larger model for 65% of the problems. The rest were ties."
-    )
-    q = "When a third party compared the pairs of rationales, in what fraction of cases did they choose the larger model's?"
-    out, _ = answer(q, row(1, they, ext="r", title="Rationales"))
-    assert not out.abstained and "65%" in out.text, out.text
-    thus = (
+        "They picked the rationales of the larger model for 65% of the problems. The rest were ties.",
+        "When a third party compared the pairs of rationales, in what fraction of cases did they choose the larger model's?",
+        "65%",
+    ),
+    "thus": (
         "Training the baseline for this experiment cost 3.1E+22 FLOPs, so the search saved 2.2E+22 FLOPs. "
-        "Thus, for this single training, the return on investment for the search is roughly 7.5X."
-    )
-    out, _ = answer(
+        "Thus, for this single training, the return on investment for the search is roughly 7.5X.",
         "Roughly what return on investment did the search give in this training experiment?",
-        row(1, thus, ext="s", title="Search cost"),
-    )
-    assert not out.abstained and "7.5X" in out.text and out.text.startswith("Training the baseline"), out.text
+        "7.5X",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTINUED_FIGURES))
+def test_a_figure_given_by_they_or_thus_is_read_with_the_sentence_before(case):
+    body, question, figure = CONTINUED_FIGURES[case]
+    out, _ = answer(question, row(1, body, ext=case, title="Study"))
+    assert not out.abstained and figure in out.text and out.text.startswith(body[:20]), out.text
+
+
+INDEX_SIZES = (
+    "Table 1: Index sizes on the passage corpus (around 21M passages).\n"
+    "System | Model Params | Size | Index Params | GPU?\n"
+    "Dense | 220M | 64.6 GB | 16.1B | ✓\n"
+    "Ours | 406M | 8.8GB | - | ✗"
+)
 
 
 def test_asked_how_big_the_size_column_answers():
-    table = (
-        "Table 1: Index sizes on the passage corpus (around 21M passages).\n"
-        "System | Model Params | Size | Index Params | GPU?\n"
-        "Dense | 220M | 64.6 GB | 16.1B | ✓\n"
-        "Ours | 406M | 8.8GB | - | ✗"
-    )
-    out, _ = answer(
-        "How big is the index of Ours for the corpus of roughly 21M passages?",
-        row(1, table, ext="idx", title="Index", is_table=True),
-    )
+    q = "How big is the index of Ours for the corpus of roughly 21M passages?"
+    out, _ = answer(q, row(1, INDEX_SIZES, ext="idx", title="Index", is_table=True))
     assert out.short == "8.8GB", out.text
 
 
