@@ -208,3 +208,33 @@ def test_asked_how_the_sentence_that_overcomes_the_problem_before_answers():
     out, _ = answer(q, row(1, body, ext="p", title="Planner"))
     assert "minimum and maximum values seen in the tree" in out.text, out.text
     assert out.text.startswith("Since in many environments the value is unbounded"), out.text
+
+
+def test_how_a_thing_compares_does_not_define_it():
+    assert not _defines("As can be seen, the FM-index is more than 7 times lighter than the embeddings.", "FM\\-index")
+    assert not _defines("The FM-index is faster than a flat index.", "FM\\-index")
+    assert _defines("The FM-index is a compressed suffix array.", "FM\\-index")
+
+
+def test_a_sentence_of_a_paper_is_about_the_name_the_paper_goes_by():
+    # "Sealion" names most of its paper's passages, not the sentence that answers
+    passages = [
+        "Sealion retrieves passages by generating substrings of them with a language model.",
+        "The FM-index of Sealion is more than 7 times lighter than the dense index of the baseline.",
+        "The core data structure that satisfies our requirements is the FM-index, i.e., a compressed suffix array.",
+    ]
+    rows = [row(i + 1, p, ext="sealion", title="Generating substrings", document_id=7) for i, p in enumerate(passages)]
+    out, _ = answer("What kind of data structure is the FM-index that Sealion relies on?", *rows)
+    assert out.text.startswith("The core data structure"), out.text
+
+
+def test_a_list_question_may_open_with_a_preposition_and_gets_the_announced_list():
+    assert answer_forms.question_type("Into which categories were the benchmarks sorted?") == "list"
+    body = (
+        "We evaluate the model on the same 29 benchmarks as earlier work and report every score. "
+        "We can roughly divide the 29 benchmarks into four categories:\n\n"
+        "• Wholesale contamination – datasets that appear on the open web.\n"
+        "• Constructed from web – datasets extracted from the open web."
+    )
+    out, _ = answer("Into which categories are the 29 benchmarks sorted?", row(1, body, ext="b", title="Benchmarks"))
+    assert "four categories:" in out.text and "Wholesale contamination" in out.text, out.text

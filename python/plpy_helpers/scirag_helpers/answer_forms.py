@@ -61,7 +61,7 @@ _HOW_MANY = re.compile(
     re.I,
 )
 _LIST = re.compile(
-    r"^(what|which)\s+(\w+\s+){0,3}?(datasets?|corpora|languages?|models?|baselines?|metrics?|features?|tasks?|"
+    r"^(?:(?:in|into|on|from|for|of|among|with|to)\s+)?(what|which)\s+(\w+\s+){0,3}?(datasets?|corpora|languages?|models?|baselines?|metrics?|features?|tasks?|"
     r"methods?|architectures?|approaches?|algorithms?|classifiers?|sources?|domains?|measures?|benchmarks?|"
     r"systems?|techniques?|resources?|types?|kinds?|categories|labels?|embeddings?|networks?|variants?)\b",
     re.I,

@@ -210,13 +210,17 @@ _SCORED = (
 )
 
 
+# "The FM-index is more than 7 times lighter": how it compares, not what it is
+_NOT_WHAT = r"(?!\s+(?:not|also|still|only|about|roughly|nearly|almost|much|far|more|less|\d|\w+er\s+than)\b)"
+
+
 def _defines(sentence: str, term: str) -> bool:
     """The sentence defines the term: "MFU is the ratio ...", "w is the ... vector",
     "X, which denotes ...", "we define X as"."""
     t = term  # a regular expression (defined_term)
     return bool(
         re.search(
-            rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b"
+            rf"(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(is|are|denotes?|refers to|is defined as|means)\b{_NOT_WHAT}"
             # what it does, in the present ("MuZero Reanalyze revisits its past time-steps"),
             # not how it scored ("... achieves 731%")
             rf"|(?<![\w-]){t}(?![\w-])(?:\s+\([^)]*\))?\s+(?!{_SCORED}\b)[a-z]{{3,}}[^s\W]s\b"

@@ -216,6 +216,7 @@ def extractive_answer(
     continues: dict = {}
     why = bool(_WHY.match(answer_forms.without_scene(question)))
     how_done = bool(_HOW_DONE.match(answer_forms.without_scene(question)))
+    lists = answer_forms.question_type(question) == "list"
     goes_on = _CONTINUES if quantity else _GOES_ON if why else _SOLVES if how_done else None
     if goes_on is not None:
         for a, b in zip(units, units[1:]):
@@ -254,14 +255,30 @@ def extractive_answer(
         # asked why, a sentence that gives a reason ("because", "so we", "to avoid"); asked
         # how, one that goes on from the problem before it ("To overcome this, we ...")
         c = 1.25 if (why and _REASON.search(u.text)) or (how_done and id(u) in continues) else 1.0
+        # asked for a list, the sentence that announces one ("... into four categories:")
+        if lists and _ANNOUNCES.search(u.text):
+            c *= 1.25
         return cov * prior * q * a * d * e * r * c * (0.8 if u.is_caption else 1.0)
 
     named_cache: dict = {}
+    # A paper calls itself by its name ("SEAL") in most of its passages, not in every
+    # sentence: a name at least two and at least half of a document's shown sources
+    # hold is what every sentence of that document is about
+    subject: dict = {}
+    for d, ss in docs.items():
+        normed = [_norm_entity(x["text"]) for x in ss]
+        subject[d] = {
+            e
+            for e in entities
+            if not any(ch.isdigit() for ch in e)
+            and sum(entity_in(e, t, set()) for t in normed) >= max(2, (len(ss) + 1) // 2)
+        }
 
     def named_share(u: Unit) -> float:
         # the unit with its heading (and a table row with its caption) names them
         if id(u) not in named_cache:
             src = by_n[u.n]
+            own = subject.get(src.get("document_id"), set())
             where = " ".join(
                 [
                     u.text,
@@ -272,7 +289,9 @@ def extractive_answer(
                 ]
             )
             nt = _norm_entity(where)
-            named_cache[id(u)] = sum(entity_in(x, nt, literal_numbers(where)) for x in entities) / len(entities)
+            named_cache[id(u)] = sum(x in own or entity_in(x, nt, literal_numbers(where)) for x in entities) / len(
+                entities
+            )
         return named_cache[id(u)]
 
     def names(ts) -> str:
