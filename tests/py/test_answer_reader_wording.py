@@ -238,3 +238,13 @@ def test_a_list_question_may_open_with_a_preposition_and_gets_the_announced_list
     )
     out, _ = answer("Into which categories are the 29 benchmarks sorted?", row(1, body, ext="b", title="Benchmarks"))
     assert "four categories:" in out.text and "Wholesale contamination" in out.text, out.text
+
+
+def test_what_a_thing_is_good_for_is_asked_like_a_reason():
+    body = (
+        "Parallel Layers: we use a parallel formulation in each layer rather than the serialized formulation. "
+        "The parallel formulation results in roughly 15% faster training at large scales, since the two input "
+        "products can be fused."
+    )
+    out, _ = answer("What is the advantage of the parallel formulation?", row(1, body, ext="p", title="Model"))
+    assert out.text.startswith("The parallel formulation results in roughly 15% faster training"), out.text

@@ -54,7 +54,13 @@ _MAX_ITEMS = 3  # items a list may add beyond max_sentences
 # A question asking how something is done (not how many or how well)
 _HOW_DONE = re.compile(r"how\b(?!\s+(?:many|much|large|big|small|long|often|well|fast|far|high|low)\b)", re.I)
 # A question asking for a reason, and the words a sentence gives one with
-_WHY = re.compile(r"(why\b|for what reason|what is the reason|what was the reason)", re.I)
+# (what a thing is good or bad for is asked like a reason: "What is the advantage of
+# X?", "What problem did they find with Y?")
+_WHY = re.compile(
+    r"(why\b|for what reason|what is the reason|what was the reason|what (?:\w+\s+){0,2}?"
+    r"(?:problems?|issues?|drawbacks?|disadvantages?|shortcomings?|limitations?|advantages?|benefits?|purpose)\b)",
+    re.I,
+)
 _REASON = re.compile(
     r"\b(because|since|due to|owing to|as a result of|so that|in order to|to (avoid|address|mitigate|prevent|"
     r"reduce|ensure|allow|enable)|(and|,) so\b|therefore|thus|hence|which means)\b",
