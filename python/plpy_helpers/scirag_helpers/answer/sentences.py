@@ -267,17 +267,18 @@ def extractive_answer(
         return cov * prior * q * a * d * e * r * c * (0.8 if u.is_caption else 1.0)
 
     named_cache: dict = {}
-    # A paper calls itself by its name ("SEAL") in most of its passages, not in every
-    # sentence: a name at least two and at least half of a document's shown sources
-    # hold is what every sentence of that document is about
+    # A paper calls itself by its name ("SEAL") in its prose, not in every sentence: a
+    # name the prose of at least two and half of a document's shown sources holds is
+    # what each sentence of that document is about (a row label that retrieval found in
+    # its tables, "ARC-c", is not)
     subject: dict = {}
     for d, ss in docs.items():
-        normed = [_norm_entity(x["text"]) for x in ss]
+        prose = [_norm_entity("\n".join(x for x in s["text"].split("\n") if " | " not in x)) for s in ss]
         subject[d] = {
             e
             for e in entities
             if not any(ch.isdigit() for ch in e)
-            and sum(entity_in(e, t, set()) for t in normed) >= max(2, (len(ss) + 1) // 2)
+            and sum(entity_in(e, t, set()) for t in prose) >= max(2, (len(ss) + 1) // 2)
         }
 
     def named_share(u: Unit) -> float:
