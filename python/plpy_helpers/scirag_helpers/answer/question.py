@@ -162,6 +162,7 @@ _DEF_WHERE = re.compile(
     r"\s+(?:(?:proposed|introduced|used|described|defined)\s+)?(?:in|by|for)\s+(?:the\s+)?"
     r"[A-Z][\w.-]*(?:\s+(?:paper|method|model|work|approach|framework|setting|experiments?))?\s*(?=\??\s*$)"
 )
+_RELATIVE = re.compile(r"\s+(?:that|which|who)\s")
 _QUOTED = re.compile(r"['‘\"“]([^'’\"”]{2,60})['’\"”]")
 
 
@@ -175,7 +176,9 @@ def defined_term(question: str) -> str | None:
     # "What is MFU, the efficiency metric?": the apposition describes the term;
     # "What is the FM-index that SEAL relies on?": the clause says whose it is
     last = re.sub(r",\s+(?:the|an?)\s+[^,?]*(?=\??\s*$)", "", last)
-    last = re.sub(r"\s+(?:that|which|who)\s+[^?]*(?=\??\s*$)", "", last)
+    clause = _RELATIVE.search(last)  # one scan: the clause runs to the question's end
+    if clause:
+        last = last[: clause.start()]
     meant = _DEF_MEANT.search(last)
     m = meant or _DEF_Q.search(last)
     if not m or not (
