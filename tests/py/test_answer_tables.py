@@ -9,6 +9,7 @@ from answer_fixtures import row
 from scirag_helpers import checks
 from scirag_helpers.answer import answer_question, extractive_answer, make_sources, parse_options
 from scirag_helpers import answer_forms, prompts
+from scirag_helpers.words import terms
 
 FEWSHOT = (
     "Table 1: Few-shot results on Mini-ImageNet.\n"
@@ -486,3 +487,15 @@ def test_a_possessive_question_names_the_column_and_a_row_of_words_is_a_row():
         row(1, settings, ext="ponder", title="PonderNet", is_table=True),
     )
     assert out.text == "Parameter name: Transition hidden size; Value: 128 [1]"
+
+
+def test_row_labels_that_differ_by_one_letter_are_different_rows():
+    assert terms("ARC-c") != terms("ARC-e") and terms("GPT-J") == ["gptj"]
+    table = (
+        "Table 4: Results on reasoning tasks.\n"
+        "Task | 0-shot Foo 8B | 0-shot Foo 540B | 1-shot Foo 8B | 1-shot Foo 540B\n"
+        "ARC-e | 69.2 | 76.6 | 71.3 | 85.0\n"
+        "ARC-c | 39.2 | 53.0 | 42.3 | 60.1"
+    )
+    out, _ = answer("What is the 1-shot Foo 540B of ARC-c?", row(1, table, ext="foo", title="Foo", is_table=True))
+    assert out.short == "60.1", out.text

@@ -166,6 +166,7 @@ _CHANGE = [
     (re.compile(r"^(increas|rise|rising|rose$|grow|grew$)"), "increa"),
 ]
 _WORD = re.compile(r"[a-z][a-z0-9]*|\d+(?:\.\d+)?")
+_LETTER_SUFFIX = re.compile(r"\b([a-z][a-z0-9]+)-([a-z])\b(?![-'’])")
 
 
 def stem(w: str) -> str:
@@ -211,6 +212,9 @@ def terms(text: str, with_numbers: bool = False) -> list[str]:
     t = spell_greek((text or "").lower().replace("’", "'"))
     for pat, rep in _PHRASES:
         t = re.sub(pat, rep, t)
+    # "ARC-c" and "ARC-e", "GPT-J": a one-letter suffix names a different thing, so it
+    # stays joined to its stem (apart, the letter would be dropped and both read "arc")
+    t = _LETTER_SUFFIX.sub(r"\1\2", t)
     out = []
     for w in _WORD.findall(t.replace("-", " ")):
         w = _WORD_SYNONYMS.get(w, w)
