@@ -248,3 +248,16 @@ def test_what_a_thing_is_good_for_is_asked_like_a_reason():
     )
     out, _ = answer("What is the advantage of the parallel formulation?", row(1, body, ext="p", title="Model"))
     assert out.text.startswith("The parallel formulation results in roughly 15% faster training"), out.text
+
+
+def test_the_clause_after_a_formula_is_read_with_the_sentence_that_introduced_it():
+    body = (
+        "The channel-mixing block of the recurrent model is given by:\n\n"
+        "rt = Wr · xt, (16) kt = Wk · xt, (17) ot = σ(rt) ⊙ (Wv · max(kt, 0)2), (18)\n\n"
+        "where we adopt squared ReLU activation (So et al., 2021).\n\n"
+        "Activation statistics of the time-mixing block are reported for every layer in the appendix."
+    )
+    out, _ = answer(
+        "Which activation does the recurrent model use in its channel-mixing block?", row(1, body, ext="r", title="RNN")
+    )
+    assert "squared ReLU" in out.text, out.text

@@ -51,6 +51,8 @@ _ANNOUNCES = re.compile(
 )
 _ENUMERATED = re.compile(r"\s*(?:First|Second|Third|Fourth|Fifth|Finally|Lastly)(?:ly)?\b,?")
 _MAX_ITEMS = 3  # items a list may add beyond max_sentences
+# A clause that finishes a sentence a displayed formula interrupted
+_AFTER_FORMULA = re.compile(r"\s*where\s")
 # A question asking how something is done (not how many or how well)
 _HOW_DONE = re.compile(r"how\b(?!\s+(?:many|much|large|big|small|long|often|well|fast|far|high|low)\b)", re.I)
 # A question asking for a reason, and the words a sentence gives one with
@@ -235,6 +237,17 @@ def extractive_answer(
                 b.terms = b.terms | a.terms
                 antecedent[id(b)] = a.text
                 continues[id(b)] = a
+    # "the channel-mixing block is given by: <formula> where we adopt squared ReLU": the
+    # clause after a displayed formula finishes the sentence that introduced it, and is
+    # read in its light (as the sentence's context, half weight)
+    for i, b in enumerate(units):
+        if b.is_row or not _AFTER_FORMULA.match(b.text):
+            continue
+        intro = next(
+            (a for a in reversed(units[max(0, i - 2) : i]) if a.n == b.n and a.text.rstrip().endswith(":")), None
+        )
+        if intro is not None:
+            b.ctx = b.ctx | (intro.terms - b.terms)
 
     def new_number(u: Unit) -> bool:
         body = _LABEL.sub("", u.text)
@@ -459,7 +472,9 @@ def extractive_answer(
         while len(picked) < max_sentences + _MAX_ITEMS:
             after = next((u for u in units if u.n == lead_in.n and u.order == nxt), None)
             colon = nxt == lead_in.order + 1 and lead_in.text.rstrip().endswith(":")
-            if after is None or after in picked or not (colon or _ENUMERATED.match(after.text)) or not passes(after):
+            # (a formula the colon opens is finished by the "where ..." clause after it)
+            item = colon or _ENUMERATED.match(after.text) or _AFTER_FORMULA.match(after.text) if after else False
+            if after is None or after in picked or not item or not passes(after):
                 break
             picked.insert(at, after)
             at += 1
