@@ -117,8 +117,9 @@ def sentences(text: str) -> list[str]:
 
 # A bulleted list item starts a sentence of its own, also when the PDF's text ran the
 # items into one line ("... Primer-EZ. • Post-Softmax Spatial Gating: ...")
-LIST_ITEM = re.compile(r"\s+(?=[•▪◦]\s)")
-_BULLET = re.compile(r"^[•▪◦]\s+")
+BULLETS = "•▪◦"  # the marks a PDF's list items start with (a line's "-" or "*" too, in Markdown)
+LIST_ITEM = re.compile(rf"\s+(?=[{BULLETS}]\s)")
+_BULLET = re.compile(rf"^[{BULLETS}]\s+")
 
 
 def paragraph_sentences(text: str) -> list[str]:

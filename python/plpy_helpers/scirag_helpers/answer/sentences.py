@@ -222,8 +222,9 @@ def extractive_answer(
     # corpus by about 66%.": asked for a figure, the sentence that gives it may name its
     # subject only by "This"; it is read with the sentence before, and quoted after it
     continues: dict = {}
-    why = bool(_WHY.match(answer_forms.without_scene(question)))
-    how_done = bool(_HOW_DONE.match(answer_forms.without_scene(question)))
+    asked = answer_forms.without_scene(question)
+    why = bool(_WHY.match(asked))
+    how_done = bool(_HOW_DONE.match(asked))
     lists = answer_forms.question_type(question) == "list"
     goes_on = _CONTINUES if quantity else _GOES_ON if why else _SOLVES if how_done else None
     if goes_on is not None:

@@ -51,6 +51,11 @@ def rows_of(t: dict | None) -> list[list[tuple[str, str]]]:
     ]
 
 
+# a list item's mark: a bullet, a Markdown "-" or "*", or a number ("1." / "2)")
+_ITEM_START = re.compile(rf"\s*([-*{text_rules.BULLETS}]|\d{{1,2}}[.)])\s+\S")
+_ITEM_MARK = re.compile(rf"^\s*[-*{text_rules.BULLETS}]\s+")
+
+
 def units_of(source: dict) -> list[Unit]:
     text = source["text"]
     ctx = set(terms(prompts.breadcrumb(source.get("title") or "", source.get("section_path"))))
@@ -80,10 +85,10 @@ def units_of(source: dict) -> list[Unit]:
         # list items are sentences of their own, also when the loader ran them into one line
         lines = [y for x in lines for y in text_rules.LIST_ITEM.split(x)]
         for x in lines:
-            if re.match(r"\s*([-*•▪◦]|\d{1,2}[.)])\s+\S", x) and cur:
+            if _ITEM_START.match(x) and cur:
                 paragraphs.append(" ".join(cur))
                 cur = []
-            cur.append(re.sub(r"^\s*[-*•▪◦]\s+", "", x))
+            cur.append(_ITEM_MARK.sub("", x))
         if cur:
             paragraphs.append(" ".join(cur))
         for sent in (s for p in paragraphs for s in checks.split_sentences(p)):
