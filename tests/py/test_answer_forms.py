@@ -87,6 +87,45 @@ def test_a_denial_is_read_with_either_apostrophe_and_a_contrast_is_not_one():
     assert not answer_forms.negated("MuZero learned an effective policy with only 6 simulations")
 
 
+def test_the_answerers_quotes_keep_the_citation_written_after_their_full_stop():
+    quotes = answer_forms.quoted_sentences("Training takes two days. [2] We use WN18 and FB15k. [1]")
+    assert quotes == [(2, "Training takes two days. [2]"), (1, "We use WN18 and FB15k. [1]")]
+
+
+@pytest.mark.parametrize(
+    "question, sentence, denial",
+    [
+        ("Was dropout used during pre-training?", "The model was trained without dropout.", True),
+        ("Does searching require a GPU?", "The index is small and needs neither a GPU for search.", True),
+        ("Did they find an overlap?", "We searched the corpus but did not find any overlap.", True),
+        # a denial of something else, or with its scope closed by a comma, decides nothing
+        ("Was dropout used during pre-training?", "We do not report the timing of the baselines.", False),
+        ("Did they find an overlap?", "We did not, as the table shows, stop early; overlap was found.", False),
+        # "not only X but also Y" asserts X; "no longer X, but Y" asserts Y
+        ("Does it help drug discovery?", "It may help not only drug discovery but also protein folding.", False),
+        ("Do they train on PBMT outputs?", "We can no longer train on source data, but on the PBMT outputs.", False),
+        # a question that denies too is not answered "No" by a denial
+        ("Does the model not use dropout?", "The model was trained without dropout.", False),
+    ],
+)
+def test_a_sentence_denies_the_question_when_its_negation_scopes_the_questions_words(question, sentence, denial):
+    assert answer_forms.denies(sentence, question, answer.terms) is denial
+
+
+def test_the_sentence_the_answerer_chose_decides_no_when_it_denies_the_question():
+    m = toy_model()
+    m["yes_no"] = {"weights": {}, "share_yes": 0.9}  # a prior that says "Yes"
+    shown = [{"n": 1, "text": "Training took two days. The model was trained without dropout."}]
+    q = "Was dropout used during training?"
+    chosen = "The model was trained without dropout. [1]"
+    form = answer_forms.decide(q, shown, answer.terms, m, sentence_answer=chosen)
+    assert form.short == "No" and form.support == "The model was trained without dropout."
+    assert form.details["denied_by"] == 1 and form.confidence < 0.5  # the prior disagreed
+    # without the answerer's sentence (or when it asserts), the decider answers
+    assert answer_forms.decide(q, shown, answer.terms, m).short == "Yes"
+    assert answer_forms.decide(q, shown, answer.terms, m, sentence_answer="Training took two days. [1]").short == "Yes"
+
+
 def test_the_decider_weighs_a_denial_by_how_much_of_the_question_its_sentence_holds():
     q = "Does SEAL's FM-index require a GPU for search?"
     on_topic = [(0.5, 1, "SEAL's FM-index needs neither a GPU for search nor separate storage.")]

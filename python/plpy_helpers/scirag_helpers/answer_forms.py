@@ -320,9 +320,11 @@ def _uncited(sentence: str) -> str:
 
 def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
     """(source n, sentence) of the sentence answerer's quotes, in its order: the
-    sentences it chose are candidates too (it reads tables and quantities well)."""
+    sentences it chose are candidates too (it reads tables and quantities well). The
+    answer is cut as the checks cut it: a citation after the full stop ("... year. [1]")
+    closes the sentence before it."""
     out = []
-    for sent in textmod.paragraph_sentences(sentence_answer or ""):
+    for sent in checks.sentences(sentence_answer or ""):
         cited = checks.citation_numbers(sent)
         if cited:
             out.append((cited[0], sent))
@@ -386,6 +388,53 @@ def negated(text: str) -> bool:
     train")? Either apostrophe; "unlike X" contrasts, it does not deny."""
     toks = set(tokens(text.lower().replace("’", "'")))
     return bool(toks & _NEGATION - {"unlike"}) or any(t.endswith("n't") for t in toks)
+
+
+# "not only X but also Y" asserts X; "no longer X, but Y" and "not X but rather Y"
+# assert Y: neither denies what follows the negation
+_NOT_DENIAL = frozenset("only just merely simply solely necessarily always longer".split())
+_CONTRAST = frozenset("but instead rather".split())
+_DENIALS = _NEGATION - {"unlike"}  # "unlike X" contrasts, it does not deny
+_CLAUSE_END = frozenset(",;:()[].")
+DENIAL_WINDOW = 3  # words after the negation that are its scope
+
+
+def denies(sentence: str, question: str, terms) -> bool:
+    """Does the sentence deny what the question asks ("Was dropout used?" -> "The
+    model was trained without dropout"; "Does it require a GPU?" -> "needs neither a
+    GPU ...")? A negation word of the sentence's own clause is followed, within
+    DENIAL_WINDOW words, by one of the question's terms; a negated question, and a
+    negation the sentence goes on to contrast, decide nothing."""
+    if negated(question):
+        return False
+    qt = set(terms(question))
+    toks = [t.lower().replace("’", "'") for t in tokens(sentence)]
+    # whether a contrast follows each position, in one backward pass (linear)
+    contrast_after = [False] * (len(toks) + 1)
+    for i in range(len(toks) - 1, -1, -1):
+        contrast_after[i] = contrast_after[i + 1] or toks[i] in _CONTRAST
+    for i, t in enumerate(toks):
+        if t not in _DENIALS and not t.endswith("n't"):
+            continue
+        if (i + 1 < len(toks) and toks[i + 1] in _NOT_DENIAL) or contrast_after[i + 1]:
+            continue
+        if any(set(terms(x)) & qt for x in _scope(toks, i + 1)):
+            return True
+    return False
+
+
+def _scope(toks: list[str], start: int) -> list[str]:
+    """The words a negation at ``start - 1`` denies: up to DENIAL_WINDOW words, not
+    past the end of its clause (and over a bounded run of quote marks)."""
+    words = []
+    for x in toks[start : start + 4 * DENIAL_WINDOW]:
+        if x in _CLAUSE_END:
+            break
+        if x not in _PUNCT:
+            words.append(x)
+        if len(words) == DENIAL_WINDOW:
+            break
+    return words
 
 
 def yes_no_features(question: str, ranked: list, shown: list[dict], terms, answered: bool) -> dict:
@@ -471,14 +520,17 @@ def decide(
         p_yes = says_yes(model, yes_no_features(question, ranked, shown, terms, sentence_answer is not None))
         short = "Yes" if p_yes >= 0.5 else "No"
         conf = max(p_yes, 1 - p_yes) * (1 - p_unanswerable)
-        return Form(
-            qtype,
-            short,
-            top_sent,
-            top_n,
-            round(conf, 4),
-            details={"p_yes": round(p_yes, 4), "p_unanswerable": round(p_unanswerable, 4)},
-        )
+        details = {"p_yes": round(p_yes, 4), "p_unanswerable": round(p_unanswerable, 4)}
+        # The sentence the answerer chose denies the question's own words: "No",
+        # whatever the decider's prior (it was fitted on QASPER, where "No" mostly means
+        # the paper never did the thing; a reader's "No" is usually stated in the paper).
+        # Confidence stays the decider's belief in "No".
+        quotes = quoted_sentences(sentence_answer)
+        if quotes and denies(_uncited(quotes[0][1]), question, terms):
+            top_n, top_sent = quotes[0][0], _uncited(quotes[0][1])
+            short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
+            details["denied_by"] = top_n
+        return Form(qtype, short, top_sent, top_n, round(conf, 4), details=details)
     w = model["span"]["weights"]
     for c in cands:
         c.score = _dot(w, c.features)
