@@ -104,12 +104,12 @@ def test_deep_profile_reranks_its_pool_with_the_admins_model(reader_conn, demo_c
     assert got == want and got != [c for c, _ in pool[:5]]
 
 
-@pytest.mark.parametrize("profile, pool", [("interactive", 5), ("deep", 20)])
+@pytest.mark.parametrize("profile, pool", [("interactive", 20), ("deep", 20)])
 def test_a_question_asked_of_one_paper_is_reranked(
     reader_conn, demo_corpus, model_setting, tiny_model_dir, profile, pool
 ):
-    """The profiles' rerank stage runs only under a narrow scope (narrow_only): interactive
-    over its k, deep over its pool of 20."""
+    """The profiles' rerank stage runs only under a narrow scope (narrow_only), over their
+    pool of 20 (the fused list before it is cut to k)."""
     model_setting(str(tiny_model_dir))
     reader_conn.execute("SELECT set_config('scirag.documents', 'county-straw-2022', false)")
     try:
