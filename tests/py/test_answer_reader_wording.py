@@ -270,3 +270,19 @@ def test_the_clause_after_a_formula_is_read_with_the_sentence_that_introduced_it
         "Which activation does the recurrent model use in its channel-mixing block?", row(1, body, ext="r", title="RNN")
     )
     assert "squared ReLU" in out.text, out.text
+
+
+NOTES = (
+    "Surprisingly, the larger encoder does not beat the small encoder on the field notes. "
+    "This gap may be attributed to the short sentences of the notes, which leave the encoders little context. "
+    "We report every run in the appendix."
+)
+
+
+def test_asked_what_reason_the_sentence_attributing_it_gives_it():
+    # "what reason ..." asks why; "may be attributed to" gives a reason, in the sentence
+    # that goes on about the finding before it
+    q = "What reason do the authors suggest for the larger encoder not beating the small one on the field notes?"
+    out, _ = answer(q, row(1, NOTES, ext="n", title="Results"))
+    assert "attributed to the short sentences" in out.text, out.text
+    assert out.text.startswith("Surprisingly, the larger encoder"), out.text

@@ -169,6 +169,21 @@ def test_a_cell_answer_leads_with_the_cell_and_its_short_answer_is_the_value():
     assert res["confidence"] == res["evidence"]["coverage"] > answer_forms.LOW_CONFIDENCE
 
 
+def test_a_yes_no_question_about_a_cell_is_answered_yes_or_no_with_the_cell_as_support():
+    # the cell path used to answer "is X above 60%?" with the bare value as its verdict
+    q = "In the few-shot results on Mini-ImageNet, is the accuracy 5-shot 5-way of Reptile above 60%?"
+    assert answer_forms.question_type(q) == "yes_no"
+    res = answer_question(
+        q,
+        [row(1, FEWSHOT, ext="reptile", title="Meta-Learning", is_table=True)],
+        options=parse_options({"answerer": "extractive"}),
+        template=prompts.default_template("answer"),
+        intents=prompts.default_intents(),
+    )
+    assert res["answer_type"] == "yes_no" and res["short_answer"] in ("Yes", "No"), res["short_answer"]
+    assert "62.74" in res["answer"] and res["checks"]["supports_ok"]
+
+
 PAI = (
     "Table 7: Paired associative inference, length 3.\n"
     "Trial Type | MEMO | UT | PonderNet\n"

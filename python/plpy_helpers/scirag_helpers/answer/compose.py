@@ -152,7 +152,14 @@ def answer_question(
         # the model was asked to lead with the answer's form: read it back
         qtype = answer_forms.question_type(question)
         form = answer_forms.Form(qtype, answer_forms.model_short_answer(question, text), None, None, None)
-    elif shown and answerer.startswith("extractive") and not abstained and extract.reason == "table cell":
+    elif (
+        shown
+        and answerer.startswith("extractive")
+        and not abstained
+        and extract.reason == "table cell"
+        # a yes/no question is answered Yes or No (below), the cell quoted as support
+        and answer_forms.question_type(question) != "yes_no"
+    ):
         # a cell named by its row and column answers as it is: no sentence ranking
         # leads it (the ranking was trained on prose and put the caption first); the
         # short answer is the cell, and the confidence how much of the question the

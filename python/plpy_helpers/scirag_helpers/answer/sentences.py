@@ -60,11 +60,11 @@ _HOW_DONE = re.compile(r"how\b(?!\s+(?:many|much|large|big|small|long|often|well
 # X?", "What problem did they find with Y?")
 _WHY = re.compile(
     r"(why\b|for what reason|what is the reason|what was the reason|what (?:\w+\s+){0,2}?"
-    r"(?:problems?|issues?|drawbacks?|disadvantages?|shortcomings?|limitations?|advantages?|benefits?|purpose)\b)",
+    r"(?:reasons?|problems?|issues?|drawbacks?|disadvantages?|shortcomings?|limitations?|advantages?|benefits?|purpose)\b)",
     re.I,
 )
 _REASON = re.compile(
-    r"\b(because|since|due to|owing to|as a result of|so that|in order to|to (avoid|address|mitigate|prevent|"
+    r"\b(because|since|due to|owing to|attributed to|attributable to|as a result of|so that|in order to|to (avoid|address|mitigate|prevent|"
     r"reduce|ensure|allow|enable)|(and|,) so\b|therefore|thus|hence|which means)\b",
     re.I,
 )
