@@ -124,6 +124,16 @@ def test_the_reader_questions_are_split_before_use_and_tagged_by_kind():
     assert all((evalqa.yes_no_verdict(q.answers) is not None) == ("yes_no" in q.tags) for q in qs)
 
 
+
+def test_the_questions_on_a_tenth_paper_are_tagged_by_kind_and_hold_both_verdicts():
+    # written on ../shared/data/pdfs/scitab_emnlp2023.pdf, a paper no rule was written for
+    qs = evalqa.load_questions(ROOT / "domain" / "scitab_paper_questions.jsonl")
+    kinds = {"number", "phrase", "list", "definition", "yes_no"}
+    assert len(qs) == 24 and all(q.answers and "scitab1" in q.tags for q in qs)
+    assert all(len(set(q.tags) & kinds) == 1 for q in qs) and len({q.id for q in qs}) == 24
+    verdicts = [evalqa.yes_no_verdict(q.answers) for q in qs if "yes_no" in q.tags]
+    assert sorted(verdicts) == ["no", "no", "no", "yes", "yes", "yes"]
+
 def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
     assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)
