@@ -124,7 +124,6 @@ def test_the_reader_questions_are_split_before_use_and_tagged_by_kind():
     assert all((evalqa.yes_no_verdict(q.answers) is not None) == ("yes_no" in q.tags) for q in qs)
 
 
-
 def test_the_questions_on_a_tenth_paper_are_tagged_by_kind_and_hold_both_verdicts():
     # written on ../shared/data/pdfs/scitab_emnlp2023.pdf, a paper no rule was written for
     qs = evalqa.load_questions(ROOT / "domain" / "scitab_paper_questions.jsonl")
@@ -133,6 +132,7 @@ def test_the_questions_on_a_tenth_paper_are_tagged_by_kind_and_hold_both_verdict
     assert all(len(set(q.tags) & kinds) == 1 for q in qs) and len({q.id for q in qs}) == 24
     verdicts = [evalqa.yes_no_verdict(q.answers) for q in qs if "yes_no" in q.tags]
     assert sorted(verdicts) == ["no", "no", "no", "yes", "yes", "yes"]
+
 
 def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
