@@ -134,6 +134,15 @@ def test_the_questions_on_a_tenth_paper_are_tagged_by_kind_and_hold_both_verdict
     assert sorted(verdicts) == ["no", "no", "no", "yes", "yes", "yes"]
 
 
+def test_the_questions_on_two_qasper_train_papers_are_tagged_by_kind_and_paper():
+    # written on papers 2004.01670 and 2003.14026 of the QASPER train archive, kept unread
+    qs = evalqa.load_questions(ROOT / "domain" / "qasper_reader_questions.jsonl")
+    kinds = {"number", "phrase", "list", "definition", "yes_no"}
+    assert len(qs) == 24 and all(q.answers and "qasper1" in q.tags for q in qs)
+    assert all(len(set(q.tags) & kinds) == 1 for q in qs) and len({q.id for q in qs}) == 24
+    assert sorted(evalqa.yes_no_verdict(q.answers) for q in qs if "yes_no" in q.tags) == ["no"] * 3 + ["yes"] * 3
+
+
 def test_the_shipped_near_miss_set_has_at_least_12_unanswerable_questions():
     qs = evalqa.load_questions(ROOT / "domain" / "papers_unanswerable.jsonl")
     assert len(qs) >= 12 and all(q.unanswerable and not q.answers for q in qs)
