@@ -41,6 +41,19 @@ RIDGE = 1.0
 ABSTAIN_PRECISION = 0.6  # the issue's bar for abstaining on unanswerable questions
 
 
+OPTIONS = {"k": 10, "profile": "interactive", "answerer": "extractive", "max_sources": 5}  # as eval qasper asks
+
+
+def train_papers(data: Path, n: int, dsn: str | None) -> tuple[dict, list, str]:
+    """The first ``n`` train papers (id order) and their questions, loaded into the train
+    database if missing (once), and that database's DSN."""
+    papers, items = qasper.read_split(data / "train.tar.gz")
+    papers, items = qasper.select(papers, items, n)
+    dsn = qasper.qasper_dsn(dsn, "train")
+    qasper.build(dsn, papers)
+    return papers, items, dsn
+
+
 def collect(dsn: str, items: list[qasper.Item], options: dict) -> list[dict]:
     """Each question with the sources the answerer is shown."""
     out = []
@@ -282,11 +295,8 @@ def main() -> None:
         "into the existing model file (the other models stay as they are)",
     )
     args = ap.parse_args()
-    papers, items = qasper.read_split(args.data / "train.tar.gz")
-    papers, items = qasper.select(papers, items, args.papers)
-    dsn = qasper.qasper_dsn(args.dsn, "train")
-    qasper.build(dsn, papers)
-    options = {"k": 10, "profile": "interactive", "answerer": "extractive", "max_sources": 5}
+    papers, items, dsn = train_papers(args.data, args.papers, args.dsn)
+    options = OPTIONS
     if args.part == "yes_no":
         return refit_yes_no(args.out, dsn, papers, items, options)
     rows = collect(dsn, items, options)

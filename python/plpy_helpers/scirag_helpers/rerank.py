@@ -220,13 +220,14 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
-def load_cross_encoder_files(model_path: str, threads: int = 1):
+def load_cross_encoder_files(model_path: str, threads: int = 1, tokenizer_file: Path | None = None):
     """(session, tokenizer) from a folder holding model.onnx and tokenizer.json
-    (or the path of the .onnx file itself, with tokenizer.json beside it)."""
+    (or the path of the .onnx file itself, with tokenizer.json beside it, or
+    ``tokenizer_file`` when given: the span reader uses the base model's own)."""
     folder = Path(model_path)
     try:
         onnx_file = folder / "model.onnx" if folder.is_dir() else folder
-        tok_file = onnx_file.parent / "tokenizer.json"
+        tok_file = tokenizer_file or onnx_file.parent / "tokenizer.json"
         found = onnx_file.is_file() and tok_file.is_file()
     except OSError as exc:  # a folder the server may not read is a missing model, not an error
         raise RerankFailure("model_unavailable") from exc
