@@ -135,3 +135,14 @@ def test_tuning_cuts_only_for_types_that_gain_a_whole_answer():
     # nothing gains: nothing is cut
     flat = {t: dict.fromkeys(tune.MARGINS, -1.0) for t in tune.TYPES}
     assert tune.choose({"gain": flat}, questions=100)["types"] == []
+
+
+def test_the_committed_model_starts_from_the_base_word_vectors(reader):
+    # the word table (30,522 x 384) is the installed base's, looked up by the reader,
+    # not a copy inside the file; and the outputs are a start and an end per token
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(span_reader.MODEL_DIR / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert {i.name for i in session.get_inputs()} == {"inputs_embeds", "attention_mask", "token_type_ids"}
+    assert [o.name for o in session.get_outputs()] == ["start_logits", "end_logits"]
+    assert len(reader.word_vectors) == 30522
