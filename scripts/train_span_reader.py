@@ -174,7 +174,7 @@ def arguments(argv=None):
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "span_reader")
     ap.add_argument("--hold-out", type=int, default=300, help="QASPER train papers (id order) left out")
     ap.add_argument("--max-length", type=int, default=128, help="tokens per (question, sentence) pair")
-    ap.add_argument("--layers", type=int, default=6, help="keep the base's first N layers (0: all six)")
+    ap.add_argument("--layers", type=int, default=2, help="keep the base's first N layers (0: all six)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--lr", type=float, default=1e-4)

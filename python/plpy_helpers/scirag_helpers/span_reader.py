@@ -1,7 +1,7 @@
 """The span reader: which words of the sentence the offline answerer chose answer the
 question, so the short answer is those words and the sentence stays their cited support.
 
-The six-layer MiniLM of the embedder's base, trained here on QASPER train (scripts/train_span_reader.py; its card
+The first two layers of the embedder's base MiniLM, trained here on QASPER train (scripts/train_span_reader.py; its card
 is models/span_reader/MODEL_CARD.md) gives each token of a (question, sentence) pair a
 start and an end logit; [CLS] is "no span". The best span is cut only when its score
 beats "no span" by the margin in span_reader.json, chosen on train papers the model never
