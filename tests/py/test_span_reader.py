@@ -1,5 +1,5 @@
 """The span reader (scirag_helpers/span_reader.py): the shipped model cuts the sentence
-the answerer chose to the words that answer a list or number question, keeps the whole
+the answerer chose to the words that answer a list question, keeps the whole
 sentence when it is not sure or the question wants a description, is bounded, and its
 absence leaves answers whole instead of failing them."""
 
