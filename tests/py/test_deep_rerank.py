@@ -370,14 +370,25 @@ def test_cross_encoder_loads_a_local_onnx_folder(tmp_path):
 
 
 def test_a_long_passage_is_cut_only_where_the_pair_keeps_the_same_tokens(tmp_path):
-    model = rr.CrossEncoderReranker(str(write_model_dir(tmp_path / "m")), max_length=10)  # cut at 80 characters
+    model = rr.CrossEncoderReranker(str(write_model_dir(tmp_path / "m")), max_length=10)  # 11 words kept
     words = "Harlan County supplies barley straw every year in August " * 8
-    one_long_word = "x" * 79 + " barley straw" * 20  # the first 80 characters hold one token
-    long_question = " ".join(["barley straw"] * 12)  # longer than the pair: the passage is not the longer side
-    cases = [(QUERY, words), (QUERY, one_long_word), (long_question, words), (QUERY, "Straw is baled.")]
+    one_long_word = "x" * 79 + " barley straw" * 20  # a long word is one word (one token or more)
+    long_question = " ".join(["barley straw"] * 12)  # longer than the pair (24 words)
+    shorter_than_question = "barley straw " * 11  # the passage is not the longer side
+    no_letters = "\u200b " * 30 + "barley straw " * 4  # words without a letter may give no token
+    cases = [
+        (QUERY, words),
+        (QUERY, one_long_word),
+        (long_question, words),
+        (long_question, shorter_than_question),
+        (QUERY, "Straw is baled."),
+        (QUERY, no_letters),
+    ]
     heads = [model._heads(q, [p])[0] for q, p in cases]
-    assert len(heads[0]) < len(words)  # the usual case is cut (it is what saves the time) ...
-    assert heads[1:] == [one_long_word, words, "Straw is baled."]  # ... these are not
+    assert heads[0] == " ".join(words.split()[:11])  # the usual case is cut (it is what saves the time) ...
+    assert heads[1] == " ".join(one_long_word.split()[:11])
+    assert 24 < len(heads[2].split()) < len(words.split())  # past the question's length
+    assert heads[3:] == [shorter_than_question, "Straw is baled.", no_letters]  # ... these are not
     for (q, p), head in zip(cases, heads):
         assert model.tokenizer.encode(q, head).ids == model.tokenizer.encode(q, p).ids
 

@@ -114,3 +114,67 @@ def test_one_edit_reaches_the_word_a_typo_came_from():
     assert "apart" in one_edit("appart") and "outperform" in one_edit("outpeform")
     assert "algorihm" not in one_edit("algorihm") and "algorithm" not in one_edit("algorim")
     assert len(one_edit("harvset")) <= 54 * 7 + 25  # linear in the word's length
+
+
+# Every way each unit phrase is written (one example per alternative of its pattern).
+PHRASE_FORMS = [
+    "cubic metres",
+    "cubic meter",
+    "10 m³",
+    "fine particulate matter",
+    "fine particulates",
+    "fine particles",
+    "pm 2.5",
+    "pm2.5",
+    "pm 10",
+    "pm10",
+    "carbon dioxide",
+    "co2",
+    "co₂",
+    "ch4",
+    "ch₄",
+    "soil organic carbon",
+    "per cent",
+    "percentages",
+    "12%",
+    "annually",
+    "each year",
+    "a year",
+    "per year",
+    "t/ yr",
+    "5 yr",
+]
+
+
+def test_every_phrase_match_holds_one_of_its_needles():
+    # terms() skips a phrase pattern when its text holds none of the pattern's plain
+    # strings; a match without one would be skipped wrongly
+    matched = set()
+    for form in PHRASE_FORMS:
+        for needles, pat, _rep in words._PHRASES:
+            for m in pat.finditer(form):
+                matched.add(form)
+                assert any(x in m.group() for x in needles), (form, pat.pattern)
+    assert matched == set(PHRASE_FORMS)  # every form is one of the patterns'
+
+
+def test_phrases_and_change_verbs_normalise_as_before():
+    # the outputs of the regular-expression version these replaced (same terms, faster)
+    assert words.terms("Fine particles and PM 10 rose 12% per year; CO₂ fell") == [
+        "pm25",
+        "pm10",
+        "increa",
+        "percen",
+        "year",
+        "co2",
+        "decrea",
+    ]
+    assert words.terms("growth declining dropped risen grew falls") == ["increa", "decrea", "decrea"] + [
+        "increa"
+    ] * 2 + ["decrea"]
+    assert [words.stem(w) for w in ("durability", "visibility", "ability", "stability")] == [
+        "durabl",
+        "visibl",
+        "able",
+        "stable",
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 from scirag_helpers import text as text_rules
 from scirag_helpers.words import SUPPORT_STOP, normalize_number, support_terms
@@ -341,15 +342,25 @@ def row_columns(table: dict, row: dict) -> list[tuple[str, str]]:
     ]
 
 
+class SupportUnit(NamedTuple):
+    """One place a claim must sit together in, with what sentence_supported compares."""
+
+    text: str
+    cols: list  # (column name, cell) pairs for a table row, empty for prose
+    numbers: frozenset
+    lower: str
+    terms: frozenset  # key_terms
+
+
 @functools.lru_cache(maxsize=256)
-def _support_units(source_text: str) -> tuple:
-    return tuple(_build_support_units(source_text))
-
-
-def support_units(source_text: str) -> list[tuple[str, list]]:
-    """The places a claim must sit together in (cached per source text: the answerer
-    checks many candidate sentences against the same few sources)."""
-    return list(_support_units(source_text or ""))
+def support_units(source_text: str) -> tuple[SupportUnit, ...]:
+    """The places a claim must sit together in, with their numbers and key terms (cached
+    per source text: the answerer checks every candidate sentence, dozens per question,
+    against the same few sources)."""
+    return tuple(
+        SupportUnit(text, cols, frozenset(numbers_in(text)), text.lower(), frozenset(key_terms(text)))
+        for text, cols in _build_support_units(source_text or "")
+    )
 
 
 def _build_support_units(source_text: str) -> list[tuple[str, list]]:
@@ -433,15 +444,14 @@ def sentence_supported(sentence: str, sources_by_n: dict[int, str], min_terms: f
     kt = key_terms(sentence)
     names = names_in(sentence)
     for n in cited:
-        for unit, cols in support_units(sources_by_n[n]):
-            if not nums <= set(numbers_in(unit)):
+        for unit in support_units(sources_by_n[n]):
+            if not nums <= unit.numbers:
                 continue
-            low = unit.lower()
-            if any(x not in low for x in names):
+            if any(x not in unit.lower for x in names):
                 continue
-            if kt and len(kt & key_terms(unit)) < min_terms * len(kt):
+            if kt and len(kt & unit.terms) < min_terms * len(kt):
                 continue
-            if _numbers_in_right_columns(nums, kt, cols, sentence):
+            if _numbers_in_right_columns(nums, kt, unit.cols, sentence):
                 return True
     return False
 

@@ -127,16 +127,25 @@ def normalize_number(tok: str) -> str:
     return s
 
 
-# Units and chemical names written two ways; maize/corn is one crop.
+# Units and chemical names written two ways; maize/corn is one crop. Each pattern comes
+# with the plain strings one of which any match holds, so a text holding none of them
+# skips the pattern (most texts hold few: a substring test is far cheaper than a scan).
 _PHRASES = [
-    (r"cubic met(?:re|er)s?|m³", " m3 "),
-    (r"fine particulate matter|fine particulates?|fine particles|pm\s?2\.5", " pm25 "),
-    (r"\bpm\s?10\b", " pm10 "),
-    (r"carbon dioxide|\bco2\b|co₂", " co2 "),
-    (r"\bch4\b|ch₄", " methane "),
-    (r"soil organic carbon", " soil carbon "),
-    (r"\bper cent\b|\bpercent(?:age)?s?\b|%", " percent "),
-    (r"\bannual(?:ly)?\b|\beach year\b|\ba year\b|\bper year\b|/\s?yr\b|\byr\b", " year "),
+    (needles, re.compile(pat), rep)
+    for needles, pat, rep in (
+        (("cubic met", "m³"), r"cubic met(?:re|er)s?|m³", " m3 "),
+        (("fine partic", "pm"), r"fine particulate matter|fine particulates?|fine particles|pm\s?2\.5", " pm25 "),
+        (("pm",), r"\bpm\s?10\b", " pm10 "),
+        (("carbon dioxide", "co2", "co₂"), r"carbon dioxide|\bco2\b|co₂", " co2 "),
+        (("ch4", "ch₄"), r"\bch4\b|ch₄", " methane "),
+        (("soil organic carbon",), r"soil organic carbon", " soil carbon "),
+        (("per cent", "percent", "%"), r"\bper cent\b|\bpercent(?:age)?s?\b|%", " percent "),
+        (
+            ("annual", "year", "yr"),
+            r"\bannual(?:ly)?\b|\beach year\b|\ba year\b|\bper year\b|/\s?yr\b|\byr\b",
+            " year ",
+        ),
+    )
 ]
 _WORD_SYNONYMS = {
     "t": "tonne",
@@ -161,9 +170,10 @@ _WORD_SYNONYMS = {
     "priced": "cost",
 }
 # Verbs of change: a question says "fall", a paper says "declining".
+# (word starts, whole words, the term both become)
 _CHANGE = [
-    (re.compile(r"^(declin|decreas|drop|fall|fell$)"), "decrea"),
-    (re.compile(r"^(increas|rise|rising|rose$|grow|grew$)"), "increa"),
+    (("declin", "decreas", "drop", "fall"), ("fell",), "decrea"),
+    (("increas", "rise", "rising", "grow"), ("rose", "grew"), "increa"),
 ]
 _WORD = re.compile(r"[a-z][a-z0-9]*|\d+(?:\.\d+)?")
 _LETTER_SUFFIX = re.compile(r"\b([a-z][a-z0-9]+)-([a-z])\b(?![-'’])")
@@ -184,7 +194,8 @@ def stem(w: str) -> str:
         if w.endswith(suf) and len(w) - len(suf) >= 4:
             w = w[: -len(suf)]
             break
-    w = re.sub(r"(ab|ib)ility$", r"\1le", w)
+    if w.endswith(("ability", "ibility")):
+        w = w[:-5] + "le"
     # Truncation joins derivational forms (durable/durability, pellet/pelleting).
     return w[:6]
 
@@ -210,16 +221,17 @@ def terms(text: str, with_numbers: bool = False) -> list[str]:
     """Normalised content terms, in order (duplicates kept). With ``with_numbers``
     numbers count too (as "#80"): a number the question names is a strong cue."""
     t = spell_greek((text or "").lower().replace("’", "'"))
-    for pat, rep in _PHRASES:
-        t = re.sub(pat, rep, t)
+    for needles, pat, rep in _PHRASES:
+        if any(x in t for x in needles):
+            t = pat.sub(rep, t)
     # "ARC-c" and "ARC-e", "GPT-J": a one-letter suffix names a different thing, so it
     # stays joined to its stem (apart, the letter would be dropped and both read "arc")
     t = _LETTER_SUFFIX.sub(r"\1\2", t)
     out = []
     for w in _WORD.findall(t.replace("-", " ")):
         w = _WORD_SYNONYMS.get(w, w)
-        for pat, canon in _CHANGE:
-            if pat.match(w):
+        for starts, whole, canon in _CHANGE:
+            if w.startswith(starts) or w in whole:
                 w = canon
                 break
         if w in STOP or (len(w) < 2 and not w.isdigit()):
