@@ -4,7 +4,7 @@
 -- a layer that filtered after ranking would come back short at k = 5.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(30);
+SELECT plan(38);
 \ir helpers/fixtures.psql
 
 CREATE TABLE tests.qv AS SELECT tests.frame_vec(0) AS q;
@@ -107,6 +107,26 @@ SELECT is(tests.try_count($$SELECT * FROM scirag.search_keyword('quokka burrow',
   'filters combine with AND: 2019 and "other venue" match no document');
 RESET scirag.journals;
 RESET scirag.years;
+
+-- ------------------------------------------------------------ the policies' two questions agree
+-- Each scope_filter policy asks scope_filtered() before it resolves scope_documents():
+-- they must agree on whether a filter is set, or a policy would pass every row.
+SELECT is(scirag.scope_filtered(), false, 'no filter: scope_filtered() is false ...');
+SELECT is(scirag.scope_documents(), NULL, '... and scope_documents() is NULL');
+SET LOCAL scirag.documents = '   ';
+SELECT is(scirag.scope_filtered(), false, 'a blank filter is no filter');
+SET LOCAL scirag.documents = ' , ';
+SELECT is(scirag.scope_filtered(), true, 'separators only: a filter, naming nothing ...');
+SELECT is(scirag.scope_documents(), '{}'::bigint[], '... that admits nothing');
+SELECT set_config('scirag.documents', format('sf-chosen, %s', :doc_other), true) IS NOT NULL AS _ \gset
+SELECT is(scirag.scope_documents(), ARRAY[:doc_chosen, :doc_other]::bigint[],
+  'a manifest id and a numeric id in one list');
+SELECT set_config('scirag.documents', format('%s, sf-nothing', :doc_restricted), true) IS NOT NULL AS _ \gset
+SELECT is(scirag.scope_documents(), '{}'::bigint[], 'a hidden document''s numeric id admits nothing');
+RESET scirag.documents;
+SET LOCAL scirag.authors = ' ; ';
+SELECT is(scirag.scope_filtered(), true, 'authors set to separators only: a filter too');
+RESET scirag.authors;
 
 -- ------------------------------------------------------------ bad values fail closed, loudly
 SET LOCAL scirag.years = '19x9';
