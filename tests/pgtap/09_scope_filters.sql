@@ -4,7 +4,7 @@
 -- a layer that filtered after ranking would come back short at k = 5.
 VACUUM (SKIP_LOCKED) scirag.chunks;
 BEGIN;
-SELECT plan(38);
+SELECT plan(42);
 \ir helpers/fixtures.psql
 
 CREATE TABLE tests.qv AS SELECT tests.frame_vec(0) AS q;
@@ -127,6 +127,30 @@ RESET scirag.documents;
 SET LOCAL scirag.authors = ' ; ';
 SELECT is(scirag.scope_filtered(), true, 'authors set to separators only: a filter too');
 RESET scirag.authors;
+
+-- ------------------------------------------------------------ resolved once per statement
+-- scope_documents() keeps its answer for the rest of the top-level statement, keyed on
+-- the settings: a filter changed inside the statement is resolved again.
+SELECT tests.as_role(NULL);
+SET LOCAL track_functions = 'all';
+SELECT tests.as_role('scirag_reader');
+SET LOCAL scirag.documents = 'sf-chosen';
+SELECT is(ARRAY[scirag.scope_documents()::text, set_config('scirag.documents', 'sf-other', true),
+                scirag.scope_documents()::text],
+          ARRAY[format('{%s}', :doc_chosen), 'sf-other', format('{%s}', :doc_other)],
+          'a filter changed inside one statement is resolved again');
+SET LOCAL scirag.documents = 'sf-chosen';
+SELECT array_agg(scirag.scope_documents()) FROM generate_series(1, 5);
+SELECT tests.as_role(NULL);
+SELECT is((SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'scope_documents_resolve'), 3::bigint,
+          'five calls in one statement resolve once (after the two of the statement before)');
+SELECT tests.as_role('scirag_reader');
+SELECT is(scirag.scope_documents(), ARRAY[:doc_chosen]::bigint[], 'the next statement ...');
+SELECT tests.as_role(NULL);
+SELECT is((SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'scope_documents_resolve'), 4::bigint,
+          '... resolves anew');
+SELECT tests.as_role('scirag_reader');
+RESET scirag.documents;
 
 -- ------------------------------------------------------------ bad values fail closed, loudly
 SET LOCAL scirag.years = '19x9';

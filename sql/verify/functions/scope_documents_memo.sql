@@ -1,0 +1,19 @@
+-- Verify scirag:functions/scope_documents_memo
+DO $$
+BEGIN
+  ASSERT (SELECT prosecdef AND proowner = 'scirag_api'::regrole AND 'search_path=pg_catalog, pg_temp' = ANY (proconfig)
+          FROM pg_proc WHERE oid = 'scirag.scope_documents()'::regprocedure),
+         'scope_documents(): runs as scirag_api (the reader wall), search_path pinned';
+  ASSERT (SELECT NOT prosecdef AND proconfig @> ARRAY['enable_indexscan=off', 'enable_indexonlyscan=off', 'enable_bitmapscan=off']
+          FROM pg_proc WHERE oid = 'scirag.scope_documents_resolve()'::regprocedure),
+         'scope_documents_resolve(): SECURITY INVOKER, scans, never probes an index';
+  ASSERT has_function_privilege('scirag_api', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'scirag_api lacks EXECUTE on scope_documents_resolve';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'a reader must not call scope_documents_resolve';
+  ASSERT NOT has_function_privilege('public', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'PUBLIC must not call scope_documents_resolve';
+  ASSERT (SELECT NOT prosecdef AND l.lanname = 'plpython3u' FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+          WHERE p.oid = 'scirag.scope_documents_kept()'::regprocedure), 'scope_documents_kept(): SECURITY INVOKER PL/Python';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.scope_documents_kept()', 'EXECUTE'), 'a reader must not call scope_documents_kept';
+  ASSERT NOT has_function_privilege('public', 'scirag.scope_documents_kept()', 'EXECUTE'), 'PUBLIC must not call scope_documents_kept';
+  ASSERT scirag.scope_filtered() = (scirag.scope_documents() IS NOT NULL),
+         'scope_filtered() must say exactly when scope_documents() is not NULL';
+END $$;
