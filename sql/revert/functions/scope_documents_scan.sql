@@ -47,6 +47,8 @@ END $$;
 COMMENT ON FUNCTION scirag.scope_documents() IS
   'Document ids the positive filters admit (scirag.documents: manifest or numeric ids, comma-separated; scirag.years: years and ranges; scirag.authors and scirag.journals: case-insensitive name parts, semicolon-separated; scirag.dois: comma-separated), all of them at once, among the documents the caller sees; NULL when no filter is set. Bad values raise 22023 naming the setting.';
 ALTER FUNCTION scirag.scope_documents() OWNER TO scirag_api;
+DROP FUNCTION IF EXISTS scirag.scope_documents_kept();
+DROP FUNCTION IF EXISTS scirag.scope_documents_resolve();
 DROP FUNCTION IF EXISTS scirag.scope_filtered();
 DROP FUNCTION IF EXISTS scirag.scope_filter_settings();
 COMMIT;

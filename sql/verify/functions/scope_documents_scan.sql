@@ -4,13 +4,16 @@ BEGIN
   ASSERT (SELECT prosecdef AND proowner = 'scirag_api'::regrole
           FROM pg_proc WHERE oid = 'scirag.scope_documents()'::regprocedure),
          'scope_documents(): runs as scirag_api (the reader wall)';
-  -- the function that scans (this change's scope_documents, or the resolution a later
-  -- change moves out of it) never probes an index
-  ASSERT EXISTS (SELECT 1 FROM pg_proc
-                 WHERE pronamespace = 'scirag'::regnamespace AND proname IN ('scope_documents', 'scope_documents_resolve')
-                   AND pg_get_functiondef(oid) ~ 'scirag\.document_keys'
-                   AND proconfig @> ARRAY['enable_indexscan=off', 'enable_indexonlyscan=off', 'enable_bitmapscan=off']),
-         'the scan of documents and document_keys for the positive filters must never probe an index';
+  ASSERT (SELECT NOT prosecdef AND proconfig @> ARRAY['enable_indexscan=off', 'enable_indexonlyscan=off', 'enable_bitmapscan=off']
+          FROM pg_proc WHERE oid = 'scirag.scope_documents_resolve()'::regprocedure),
+         'scope_documents_resolve(): SECURITY INVOKER, scans, never probes an index';
+  ASSERT has_function_privilege('scirag_api', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'scirag_api lacks EXECUTE on scope_documents_resolve';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'a reader must not call scope_documents_resolve';
+  ASSERT NOT has_function_privilege('public', 'scirag.scope_documents_resolve()', 'EXECUTE'), 'PUBLIC must not call scope_documents_resolve';
+  ASSERT (SELECT NOT prosecdef AND l.lanname = 'plpython3u' FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+          WHERE p.oid = 'scirag.scope_documents_kept()'::regprocedure), 'scope_documents_kept(): SECURITY INVOKER PL/Python';
+  ASSERT NOT has_function_privilege('scirag_reader', 'scirag.scope_documents_kept()', 'EXECUTE'), 'a reader must not call scope_documents_kept';
+  ASSERT NOT has_function_privilege('public', 'scirag.scope_documents_kept()', 'EXECUTE'), 'PUBLIC must not call scope_documents_kept';
   ASSERT (SELECT NOT prosecdef AND proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
           FROM pg_proc WHERE oid = 'scirag.scope_filtered()'::regprocedure),
          'scope_filtered(): SECURITY INVOKER, pinned search_path';
