@@ -4,7 +4,7 @@ on the QASPER *train* split only: a span scorer (ridge regression on each candid
 span's token F1 against the annotators), a yes/no decider and an abstainer (logistic
 regressions). Dev is never read here.
 
-    scripts/train_answerer.py [--papers 200] [--data ../shared/data/qasper]
+    scripts/train_answerer.py [--papers 888] [--data ../shared/data/qasper]
 
 It loads the papers through `scirag eval qasper --split train --papers N` first if
 they are missing (the same database, scirag_qasper_train), asks every question as a
@@ -279,7 +279,12 @@ def refit_yes_no(path: Path, dsn: str, papers: dict, items: list, options: dict)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "qasper")
-    ap.add_argument("--papers", type=int, default=200, help="first N train papers (by id) with questions")
+    ap.add_argument(
+        "--papers",
+        type=int,
+        default=888,
+        help="first N train papers (by id) with questions (888: all of them, as shipped)",
+    )
     ap.add_argument("--dsn", default=None)
     ap.add_argument("--out", type=Path, default=answer_forms.MODEL_PATH)
     ap.add_argument(

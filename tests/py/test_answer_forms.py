@@ -126,6 +126,19 @@ def test_the_sentence_the_answerer_chose_decides_no_when_it_denies_the_question(
     assert answer_forms.decide(q, shown, answer.terms, m, sentence_answer="Training took two days. [1]").short == "Yes"
 
 
+def test_a_verdict_is_supported_by_the_sentence_the_answerer_chose_not_the_scorers_top_line():
+    # the sentence scorer ranks the first sentence higher (it holds more of the
+    # question's words); the sentence answerer chose the second, which decides it
+    m = toy_model()
+    shown = [{"n": 1, "text": "Accuracy on Mini-ImageNet is above chance for Reptile. Reptile reaches 62.74% 5-shot."}]
+    q = "Is the 5-shot accuracy of Reptile on Mini-ImageNet above 60%?"
+    assert answer_forms.rank_sentences(q, shown, answer.terms, m)[0][2].startswith("Accuracy on")
+    form = answer_forms.decide(q, shown, answer.terms, m, sentence_answer="Reptile reaches 62.74% 5-shot. [1]")
+    assert form.short in ("Yes", "No") and form.support == "Reptile reaches 62.74% 5-shot."
+    # without the answerer's sentence, the scorer's top line supports it
+    assert answer_forms.decide(q, shown, answer.terms, m).support.startswith("Accuracy on")
+
+
 def test_the_decider_weighs_a_denial_by_how_much_of_the_question_its_sentence_holds():
     q = "Does SEAL's FM-index require a GPU for search?"
     on_topic = [(0.5, 1, "SEAL's FM-index needs neither a GPU for search nor separate storage.")]

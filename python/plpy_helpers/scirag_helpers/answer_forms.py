@@ -535,10 +535,16 @@ def decide(
         # the paper never did the thing; a reader's "No" is usually stated in the paper).
         # Confidence stays the decider's belief in "No".
         quotes = quoted_sentences(sentence_answer)
-        if quotes and denies(uncited(quotes[0][1]), question, terms):
+        if quotes:
+            # The verdict's support is the sentence the sentence answerer chose (it
+            # reads a table down to the asked-for cell), not the sentence scorer's
+            # top line, whose order among near ties moves with every refit: on "is
+            # Reptile's 5-shot accuracy above 60%?" a refit ranked the whole table
+            # above the cell, and the support then failed its check.
             top_n, top_sent = quotes[0][0], uncited(quotes[0][1])
-            short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
-            details["denied_by"] = top_n
+            if denies(top_sent, question, terms):
+                short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
+                details["denied_by"] = top_n
         return Form(qtype, short, top_sent, top_n, round(conf, 4), details=details)
     w = model["span"]["weights"]
     for c in cands:
