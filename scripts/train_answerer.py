@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Trains the answer-form models (python/plpy_helpers/scirag_helpers/models/answer_forms.json)
-on the QASPER *train* split only: a span scorer (ridge regression on each candidate
-span's token F1 against the annotators), a yes/no decider and an abstainer (logistic
-regressions). Dev is never read here.
+on the QASPER *train* split only: a sentence scorer (a softmax over each question's
+sentences, fitted to their token F1 against the annotators), a span scorer (ridge
+regression on each candidate span's token F1), a yes/no decider and an abstainer
+(logistic regressions). Dev is never read here.
 
     scripts/train_answerer.py [--papers 888] [--data ../shared/data/qasper]
 
@@ -38,6 +39,7 @@ from scirag_helpers import answer, answer_forms  # noqa: E402
 
 SEED = 13
 RIDGE = 1.0
+LISTWISE_L2 = 1.0
 ABSTAIN_PRECISION = 0.6  # the issue's bar for abstaining on unanswerable questions
 
 
@@ -119,13 +121,48 @@ def logistic(x: np.ndarray, y: np.ndarray, lam: float = 1.0, iters: int = 50) ->
     return w
 
 
+def listwise(groups: list[tuple[np.ndarray, np.ndarray]], lam: float = LISTWISE_L2, iters: int = 30) -> np.ndarray:
+    """Weights w of a softmax over each question's sentences (scores x @ w), fitted by
+    Newton's method to each question's target distribution (its sentences' token F1
+    against the annotators, normalised), L2-regularised.
+
+    Why not a regression on each sentence's F1 (the first scorer): the answerer only
+    needs the *order* of one question's sentences, and a pointwise fit spends its
+    weights on telling easy questions from hard ones (every sentence of an easy question
+    scores high), which changes no question's choice. In 5-fold cross-validation by paper
+    on all train papers, the listwise fit chose better sentences: held-out Answer F1
+    0.2078 -> 0.2142 (higher in all five folds), extractive 0.156 -> 0.165 (in four);
+    with the context features of answer_forms.sentence_table, 0.2154 and 0.169."""
+    d = groups[0][0].shape[1]
+    w = np.zeros(d)
+    for _ in range(iters):
+        g, h = lam * w, lam * np.eye(d)
+        for x, t in groups:
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            g += x.T @ (p - t)
+            xp = x * p[:, None]
+            h += x.T @ xp - np.outer(xp.sum(0), xp.sum(0))
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+def fitted_listwise(groups: list[tuple[list[dict], list[float]]]) -> dict:
+    names = names_of([f for feats, _ in groups for f in feats])
+    w = listwise([(matrix(feats, names), np.array(y) / sum(y)) for feats, y in groups])
+    return {
+        "weights": {n: round(float(v), 6) for n, v in zip(names, w)},
+        "examples": len(groups),
+        "objective": "listwise softmax over a question's sentences, targets their token F1",
+    }
+
+
 def names_of(feats: list[dict]) -> list[str]:
     return sorted({k for f in feats for k in f})
-
-
-def gold_recall(sentence: str, golds: list[str]) -> float:
-    """How much of the best annotator's answer a sentence holds (token recall)."""
-    return max((qasper.token_recall(sentence, g) for g in golds), default=0.0)
 
 
 def fitted(feats: list[dict], y: list[float], how) -> dict:
@@ -137,16 +174,18 @@ def fitted(feats: list[dict], y: list[float], how) -> dict:
 def fit(rows: list[dict], span_types: tuple = ()) -> dict:
     terms = answer.terms
     model: dict = {"span_types": sorted(span_types)}
-    # 1. sentences: which sentence of the shown sources holds the answer
-    sent_feats, sent_y = [], []
+    # 1. sentences: which sentence of the shown sources answers, fitted listwise (one
+    #    question's sentences against each other; see listwise)
+    groups = []
     for r in rows:
         g = r["gold"]
         if g["unanswerable"] or not g["texts"]:
             continue
-        for x in answer_forms.sentence_table(r["item"].question, r["shown"], terms):
-            sent_feats.append(x["features"])
-            sent_y.append(gold_recall(x["sentence"], g["texts"]))
-    model["sentence"] = fitted(sent_feats, sent_y, lambda x, y: ridge(x, y, RIDGE))
+        table = answer_forms.sentence_table(r["item"].question, r["shown"], terms)
+        y = [max(qasper.token_f1(x["sentence"], t) for t in g["texts"]) for x in table]
+        if table and max(y) > 0:  # a question no shown sentence answers ranks nothing
+            groups.append(([x["features"] for x in table], y))
+    model["sentence"] = fitted_listwise(groups)
     # 2. spans within the best sentences, yes/no, and abstention features
     span_feats, span_y, ab_feats, ab_y = [], [], [], []
     for r in rows:

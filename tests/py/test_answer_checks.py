@@ -54,6 +54,18 @@ def test_supports_fails_on_a_claim_citing_a_source_that_does_not_say_it():
     assert not chk["supports_ok"]
 
 
+def test_supports_reads_a_sentence_whose_formula_holds_a_bar():
+    source = (
+        "MuZero\n\nThe model predicts three future quantities: the policy pk ≈ π(at+k+1|o1, ..., ot), "
+        "the value vk and the immediate reward rk, where γ is the discount of the environment. "
+        "The parameters are trained end to end."
+    )
+    quote = "The model predicts three future quantities: the policy pk ≈ π(at+k+1|o1, ..., ot), the value vk and the immediate reward rk, where γ is the discount of the environment. [1]"
+    assert checks.check_supports(quote, {1: source})["ok"]
+    # the same sentence with a figure the source does not hold still fails
+    assert not checks.check_supports(quote.replace("reward rk", "reward rk of 12 %"), {1: source})["ok"]
+
+
 def test_supports_passes_a_table_row_read_with_its_header():
     chk = run("Residue: Rice straw; Lignin: 14.2 [2]")
     assert chk["supports_ok"] and chk["numbers_ok"]

@@ -210,6 +210,34 @@ def test_the_trainer_ships_the_decider_only_when_it_beats_the_prior_by_paper():
     assert 0.5 < noise["share_yes"] < 0.7
 
 
+def test_the_sentence_scorer_learns_the_order_within_a_question_not_which_questions_are_easy():
+    import random
+    import sys
+
+    from scirag.db import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_answerer import fitted_listwise
+
+    rng = random.Random(5)
+    groups = []
+    for q in range(60):
+        easy = q % 2 == 0  # every sentence of an easy question overlaps the gold answer more
+        answering = rng.randrange(5)
+        feats, y = [], []
+        for i in range(5):
+            feats.append({"bias": 1.0, "easy": float(easy), "holds": float(i == answering), "noise": rng.random()})
+            y.append((0.9 if i == answering else 0.1) + (0.3 if easy else 0.0))
+        groups.append((feats, y))
+    w = fitted_listwise(groups)["weights"]
+    # a feature constant within each question cannot change any question's choice
+    assert abs(w["easy"]) < 1e-3 and abs(w["bias"]) < 1e-3
+    assert w["holds"] > 1.0 > abs(w["noise"])
+    for feats, y in groups:
+        scores = [sum(w[k] * v for k, v in f.items()) for f in feats]
+        assert scores.index(max(scores)) == y.index(max(y))
+
+
 def test_a_long_sentence_is_bounded():
     shown = [{"n": 1, "text": " ".join(f"word{i} WN18" for i in range(20000)) + "."}]
     t0 = time.perf_counter()

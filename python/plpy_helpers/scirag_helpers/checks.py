@@ -377,7 +377,12 @@ def _build_support_units(source_text: str) -> list[tuple[str, list]]:
             cols = [("", label)] + row_columns(table, r)
             out.append((" ".join((label, r["line"], head)), cols))
     for block in re.split(r"\n\s*\n", source_text or ""):
-        lines = [x for x in block.split("\n") if x.strip() and "|" not in x]
+        # A table's lines are its rows (above). Outside a table, only a line with a
+        # spaced bar ("a | b") is taken for a stray row: a bar inside a formula
+        # ("pk ≈ π(at+1|o1, ..., ot)") is prose, and dropping its line left the
+        # answerer's verbatim quote of that sentence with no unit to be checked against.
+        tabular = parse_table(block) is not None
+        lines = [x for x in block.split("\n") if x.strip() and not ("|" in x and (tabular or _TABLE_LINE.search(x)))]
         text = " ".join(lines)
         out.extend((p, []) for p in split_sentences(text))
     return out
