@@ -33,8 +33,10 @@ ACL = """(SELECT coalesce(string_agg(DISTINCT g, ',' ORDER BY g), '-')
           FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END
                        || '=' || a.privilege_type AS g FROM aclexplode({acl}) a) AS acl)"""
 
-# A function's definition as hashed
+# A function's definition as hashed; WITHOUT_COMMENT_LINES drops the lines that are only
+# a SQL comment ("-- ..."), for scripts/test_split.sh's named comment-only edits.
 DEFINITION = "CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) ELSE p.prosrc END"
+WITHOUT_COMMENT_LINES = f"regexp_replace({DEFINITION}, '^[ \\t]*--[^\\n]*\\n', '', 'gn')"
 
 QUERIES = {
     "schema": f"""
@@ -99,14 +101,16 @@ QUERIES = {
 }
 
 
-def snapshot(dsn: str, plant: str | None = None) -> list[str]:
-    """The catalog of schema scirag as sorted lines; plant runs first, in a transaction rolled back after."""
+def snapshot(dsn: str, plant: str | None = None, comment_lines: bool = True) -> list[str]:
+    """The catalog of schema scirag as sorted lines; plant runs first, in a transaction rolled back after.
+    comment_lines=False hashes each function's definition without its comment-only lines."""
+    definition = DEFINITION if comment_lines else WITHOUT_COMMENT_LINES
     with psycopg.connect(dsn) as conn:
         if plant:
             conn.execute(plant)
         lines = []
         for query in QUERIES.values():
-            query = query.replace("{DEF}", DEFINITION)
+            query = query.replace("{DEF}", definition)
             lines += [f"{kind} {name}: {detail}" for kind, name, detail in conn.execute(query).fetchall()]
         conn.rollback()
     return sorted(lines)

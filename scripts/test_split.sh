@@ -6,7 +6,8 @@
 # after the newest tag whose plan note starts with "split (", this deploys a database up
 # to the change before the run, snapshots its catalog (scripts/catalog_compare.py),
 # deploys the run, snapshots again, reverts the run, snapshots a third time, and fails
-# with the diff when any two differ. Called by scripts/test.sh on a full run (after
+# with the diff when any two differ (one named exception: comment-only lines in the
+# bodies of COMMENT_EDITS, below). Called by scripts/test.sh on a full run (after
 # setup). Idempotent: the database is rebuilt each run.
 #
 #   scripts/test_split.sh                # every run of split changes after the newest tag
@@ -35,6 +36,25 @@ def load(name):
 
 
 check_release, catalog = load("check_release"), load("catalog_compare")
+# Split copies whose body differs from the original in comment lines only, on purpose:
+# the original (a released script, frozen) cites a design document the repository does
+# not hold, and the copy is where the function is defined now. For these the catalog is
+# also compared with comment-only lines left out of every definition, and must be equal
+# there; any other difference still fails.
+COMMENT_EDITS = {
+    "scirag.kw_top_sql(text[],double precision[],double precision,double precision,double precision,"
+    "integer,tsquery,tsquery,boolean)": "functions/kw_top_sql: its comment cited a design document outside the repository",
+    "scirag.trace_error(text,text,text,text,double precision)": "functions/retrieve_trace: its comment cited a design document outside the repository",
+}
+
+
+def comment_edits_only(diff, diff_without_comment_lines):
+    """True when the only differences are definitions of COMMENT_EDITS functions, and
+    those vanish once comment-only lines are left out."""
+    changed = [d[1:] for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+    named = [c for c in changed if c.startswith("function ") and c[9:].split(":", 1)[0] in COMMENT_EDITS]
+    return not diff_without_comment_lines and len(named) == len(changed)
+
 entries = check_release.read_plan()
 last_tag = max((i for i, e in enumerate(entries) if e.is_tag), default=-1)
 runs, current = [], []
@@ -61,23 +81,27 @@ for run in runs:
     first, last = entries[run[0]].name, entries[run[-1]].name
     target = f"{first}^"
     db.sqitch("deploy", dsn, "--to", target, "--set", f"dim={db.EMBED_DIM}")
-    before = catalog.snapshot(dsn)
+    before, before_nc = catalog.snapshot(dsn), catalog.snapshot(dsn, comment_lines=False)
     db.sqitch("deploy", dsn, "--to", last, "--set", f"dim={db.EMBED_DIM}")
     if plant:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(plant)
-    after = catalog.snapshot(dsn)
+    after, after_nc = catalog.snapshot(dsn), catalog.snapshot(dsn, comment_lines=False)
     db.sqitch("revert", dsn, "-y", "--to", target)
-    reverted = catalog.snapshot(dsn)
+    reverted, reverted_nc = catalog.snapshot(dsn), catalog.snapshot(dsn, comment_lines=False)
     what = f"{first} .. {last} ({len(run)} change(s), after {before_name})"
-    for label, got in (("deployed", after), ("reverted", reverted)):
+    allowed = []
+    for label, got, got_nc in (("deployed", after, after_nc), ("reverted", reverted, reverted_nc)):
         diff = catalog.compare(before, got, ("before the split", f"split {label}"))
-        if diff:
+        if diff and comment_edits_only(diff, catalog.compare(before_nc, got_nc, ("", ""))):
+            allowed += [d[10:].split(":", 1)[0] for d in diff if d.startswith("+function ")]
+        elif diff:
             failed = True
             print("\n".join(diff))
             print(f"split test: {what}: the catalog {label} differs from the one before it (diff above)")
     if not failed:
-        print(f"split test: {what}: catalog equal before, after and reverted ({len(before)} lines)")
+        but = f", but for comment lines of {', '.join(sorted(set(allowed)))} (COMMENT_EDITS)" if allowed else ""
+        print(f"split test: {what}: catalog equal before, after and reverted ({len(before)} lines){but}")
 db.drop_db(dsn)
 sys.exit(1 if failed else 0)
 PY

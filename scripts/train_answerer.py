@@ -152,6 +152,12 @@ def listwise(groups: list[tuple[np.ndarray, np.ndarray]], lam: float = LISTWISE_
 
 
 def fitted_listwise(groups: list[tuple[list[dict], list[float]]]) -> dict:
+    if not groups:
+        raise ValueError(
+            "the sentence scorer has nothing to rank: no answerable question of the fitting"
+            " papers has a shown sentence that shares a word with its gold answers"
+            " (too few papers, or retrieval showed nothing: try more --papers)"
+        )
     names = names_of([f for feats, _ in groups for f in feats])
     w = listwise([(matrix(feats, names), np.array(y) / sum(y)) for feats, y in groups])
     return {

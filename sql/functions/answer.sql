@@ -1,5 +1,5 @@
 -- Deploy scirag:functions/answer
--- Grounded answers with numbered citations (docs/answers.md). The PL/Python body
+-- Grounded answers with numbered citations (DESIGN.md section 9). The PL/Python body
 -- is thin: scirag_helpers.answer does the work and is tested without a database.
 -- Reworked (issue 11): the options hint names the evidence stages (enrich,
 -- consolidate, min_sentences) and the comment the supports check and table-cell answers.

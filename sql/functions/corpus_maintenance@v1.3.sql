@@ -120,6 +120,6 @@ COMMENT ON FUNCTION scirag.kw_index_new_chunks() IS
 
 REVOKE ALL ON FUNCTION scirag.kw_flush() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scirag.kw_flush() TO scirag_loader, scirag_owner;
--- (a rework after a release keeps the reader wall, docs/releasing.md)
+-- (a rework after a release keeps the reader wall, DESIGN.md section 11)
 DO $$ BEGIN PERFORM scirag.apply_reader_wall(); END $$;
 COMMIT;

@@ -8,7 +8,7 @@ RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT '{"vector": 1.5, "keyword": 1.0, "graph": 0.8, "community": 0.6, "hyde": 1.2}'::jsonb $$;
-COMMENT ON FUNCTION scirag.default_rrf_weights() IS 'Default weighted-RRF weights per layer (docs/retrieval.md)';
+COMMENT ON FUNCTION scirag.default_rrf_weights() IS 'Default weighted-RRF weights per layer (DESIGN.md section 8)';
 
 CREATE OR REPLACE FUNCTION scirag.default_score_weights()
 RETURNS jsonb

@@ -306,7 +306,7 @@ DECLARE
   msg text := left(coalesce(message, ''), 300);
   w text;
 BEGIN
-  -- Traces are content-free (docs/architecture.md): an error message can quote what it
+  -- Traces are content-free (DESIGN.md section 6): an error message can quote what it
   -- choked on, so quoted values and every word of the question are removed from it.
   msg := regexp_replace(msg, '"[^"]*"', '"…"', 'g');
   msg := regexp_replace(msg, '''[^'']*''', '''…''', 'g');

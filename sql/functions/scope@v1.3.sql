@@ -1,5 +1,5 @@
 -- Deploy scirag:functions/scope
--- The one implementation of the caller's scope (docs/security.md). Row-level
+-- The one implementation of the caller's scope (DESIGN.md section 5). Row-level
 -- security policies call these once per query (as initplans), so every layer
 -- filters before it ranks.
 BEGIN;

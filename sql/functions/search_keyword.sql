@@ -53,7 +53,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 -- The same exact top n as scirag.kw_top, in PL/pgSQL, for a server where PL/Python is
--- out of reach (a rule of the layers: every layer that needs no model retrieves
+-- out of reach (DESIGN.md section 2: every layer that needs no model retrieves
 -- without it). MaxScore with block-max bounds over kw_blocks' arrays, as released in
 -- @v1.2: about 1 us a posting, so about 2x slower than kw_top at 100k chunks and 2.5x at
 -- 1M (p50, scripts/bench_keyword.py).

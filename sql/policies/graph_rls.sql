@@ -1,6 +1,6 @@
 -- Deploy scirag:policies/graph_rls
--- Row-level security and grants for the graph and community layers (docs/security.md,
--- reference methodology section 6.3). The scope predicate is the one
+-- Row-level security and grants for the graph and community layers (DESIGN.md
+-- section 5, reference methodology section 6.3). The scope predicate is the one
 -- scirag.scope_predicate() writes for every evidence table; nothing here restates
 -- a scope rule.
 BEGIN;

@@ -1,5 +1,5 @@
 -- Deploy scirag:policies/rls
--- Row-level security on every table that carries evidence (docs/security.md).
+-- Row-level security on every table that carries evidence (DESIGN.md section 5).
 -- One scope predicate, written once here and applied to each table by column
 -- names; the scope functions run once per query as initplans, not once per row.
 BEGIN;

@@ -12,7 +12,7 @@ CREATE TABLE scirag.prompt_templates (
   description text NOT NULL,
   updated_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (kind, name),
-  -- The contract of each kind, enforced where the rows live (docs/answers.md):
+  -- The contract of each kind, enforced where the rows live (DESIGN.md section 9):
   CONSTRAINT answer_slots CHECK (kind <> 'answer'
     OR (strpos(template, '$SOURCES') > 0 AND strpos(template, '$QUESTION') > 0)),
   -- the grounding judge is blind: no template can ever show it the reference answer

@@ -1,7 +1,7 @@
 -- Deploy scirag:schema/corpus
 -- Documents and their chunks. Every evidence table carries document_id, license,
 -- source and retracted so that row-level security can filter it without a join and
--- so that it stays shardable by document_id (docs/replicas.md).
+-- so that it stays shardable by document_id (DESIGN.md section 12).
 BEGIN;
 
 CREATE TABLE scirag.ingest_runs (

@@ -4,7 +4,7 @@
 -- says where a citation was found, and the scope columns of a chunk-less citation
 -- come from its citing document. A foreign key to the citing document (same
 -- document_id, so co-located under Citus) removes its citations with it; the cited
--- document keeps no foreign key (it may live on another shard, docs/replicas.md).
+-- document keeps no foreign key (it may live on another shard, DESIGN.md section 12).
 BEGIN;
 
 ALTER TABLE scirag.document_citations ALTER COLUMN chunk_id DROP NOT NULL;

@@ -1,5 +1,5 @@
 -- Deploy scirag:schema/eval_answers
--- Seed questions, judged answers and the views BI tools read (docs/answers-and-evaluation.md).
+-- Seed questions, judged answers and the views BI tools read (DESIGN.md section 10).
 -- eval_runs / eval_results (schema/eval) hold runs and per-question retrieval metrics;
 -- this change adds what answer evaluation needs.
 BEGIN;

@@ -1,5 +1,5 @@
 -- Deploy scirag:schema/graph
--- Knowledge graph and community layers (docs/graph.md).
+-- Knowledge graph and community layers (DESIGN.md sections 4, 5 and 12).
 --
 -- Evidence model: every row that comes from a chunk (an entity mention, a
 -- relationship, a citation, a community's evidence chunk) carries the chunk's

@@ -1,5 +1,5 @@
 -- Deploy scirag:schema/kw_blocks
--- Compact BM25 postings (docs/retrieval.md): for each lexeme and (license, source)
+-- Compact BM25 postings (DESIGN.md section 8): for each lexeme and (license, source)
 -- class, its postings ordered by impact (best first) and cut into blocks of at most
 -- 128, each block carrying the largest term frequency and the shortest chunk length
 -- it holds. Those two numbers bound any posting's BM25 term score in the block, for

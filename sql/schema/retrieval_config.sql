@@ -20,7 +20,7 @@ COMMENT ON COLUMN scirag.retrieval_profiles.description IS 'what the profile is 
 -- max, which keeps a strong keyword tail; deep scales it min-max, so the tail of the
 -- keyword list gives way to what only the graph, community and HyDE layers find (the
 -- demo's multi-hop answer: rank 9 with min-max, 12 with max). The *-rrf profiles keep
--- the reference's weighted RRF (k = 60, the weights of docs/retrieval.md) for comparison.
+-- the reference's weighted RRF (k = 60, DESIGN.md weights) for comparison.
 INSERT INTO scirag.retrieval_profiles (name, config, description) VALUES
   ('interactive',
    '{"layers": ["vector", "keyword"], "depth": 100, "fusion": "score",

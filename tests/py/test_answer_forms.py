@@ -238,6 +238,18 @@ def test_the_sentence_scorer_learns_the_order_within_a_question_not_which_questi
         assert scores.index(max(scores)) == y.index(max(y))
 
 
+def test_the_sentence_scorer_says_why_it_cannot_be_fitted_without_an_answerable_question():
+    import sys
+
+    from scirag.db import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_answerer import fitted_listwise
+
+    with pytest.raises(ValueError, match="nothing to rank"):
+        fitted_listwise([])
+
+
 def test_a_long_sentence_is_bounded():
     shown = [{"n": 1, "text": " ".join(f"word{i} WN18" for i in range(20000)) + "."}]
     t0 = time.perf_counter()
