@@ -37,6 +37,8 @@ SHOWN = [
         ("For the English tasks, which model is best?", "description"),
         ("By roughly what percentage did the filter shrink the corpus?", "number"),
         ("What fraction of the data is kept?", "number"),
+        # a clause that opens with an auxiliary is the question, not a second scene
+        ("In the parity runs, did the network still solve the task when the prior was 0.1, i.e. ten steps?", "yes_no"),
     ],
 )
 def test_question_type(question, kind):
@@ -106,6 +108,20 @@ def test_the_answerers_quotes_keep_the_citation_written_after_their_full_stop():
         ("Do they train on PBMT outputs?", "We can no longer train on source data, but on the PBMT outputs.", False),
         # a question that denies too is not answered "No" by a denial
         ("Does the model not use dropout?", "The model was trained without dropout.", False),
+        # a denied belief or finding denies the clause it reports, and the question's own
+        # verb of finding is denied by "did not find ..."
+        (
+            "Did the authors conclude that the spikes came from bad data?",
+            "We do not believe that the spikes were caused by bad data per se, because a rerun on the same batches went smoothly.",
+            True,
+        ),
+        (
+            "Did they find the first dialogue in the corpus?",
+            "We searched the corpus, but did not find any overlap.",
+            True,
+        ),
+        # a verb of doing is not: "Do they use X?" is not denied by "we do not use Y"
+        ("Do they use BERT?", "We do not use pretraining.", False),
     ],
 )
 def test_a_sentence_denies_the_question_when_its_negation_scopes_the_questions_words(question, sentence, denial):
@@ -121,8 +137,11 @@ def test_the_sentence_the_answerer_chose_decides_no_when_it_denies_the_question(
     form = answer_forms.decide(q, shown, answer.terms, m, sentence_answer=chosen)
     assert form.short == "No" and form.support == "The model was trained without dropout."
     assert form.details["denied_by"] == 1 and form.confidence < 0.5  # the prior disagreed
-    # without the answerer's sentence (or when it asserts), the decider answers
-    assert answer_forms.decide(q, shown, answer.terms, m).short == "Yes"
+    # without the answerer's sentence (it abstained), the top line is the support, and
+    # its denial decides too: "Yes." before a quoted denial would contradict itself
+    alone = answer_forms.decide(q, shown, answer.terms, m)
+    assert alone.short == "No" and alone.support == "The model was trained without dropout.", alone
+    # when the answerer's sentence asserts, the decider answers
     assert answer_forms.decide(q, shown, answer.terms, m, sentence_answer="Training took two days. [1]").short == "Yes"
 
 
@@ -168,7 +187,8 @@ def test_without_a_model_the_best_sentence_and_a_prior_yes():
 def test_a_decider_shipped_without_weights_answers_with_its_prior():
     m = toy_model()
     m["yes_no"] = {"weights": {}, "share_yes": 0.55}
-    shown = [{"n": 1, "text": "We do not evaluate on WN18 because it leaks test triples."}]
+    # a negation that denies something else: the features lean "No", the prior says "Yes"
+    shown = [{"n": 1, "text": "We do not report timing; the WN18 evaluation follows."}]
     assert answer_forms.decide("Do they evaluate on WN18?", shown, answer.terms, m).short == "Yes"
     m["yes_no"]["share_yes"] = 0.3
     assert answer_forms.decide("Do they evaluate on WN18?", SHOWN, answer.terms, m).short == "No"

@@ -54,7 +54,14 @@ _AUX = re.compile(
 # ...?", "Like expert iteration, does STaR ...?". The scene is a phrase before a comma,
 # or a statement before a semicolon ("The model has gating scalars; why is ...?"), that
 # is not itself a question ("What is X, and does ...?" is not yes/no).
-_SCENE = re.compile(r"^(?!(?:what|which|who|whom|whose|how|why|where)\b)[^,?;]{1,120}[,;]\s*", re.I)
+# A phrase that opens with an auxiliary is the question itself, not its scene: "In the
+# parity runs, did it still solve the task when the prior was 0.1, i.e. 10 steps?"
+# keeps "did it still solve ..." (stripping it as a second scene hid the yes/no form).
+_SCENE = re.compile(
+    r"^(?!(?:what|which|who|whom|whose|how|why|where|is|are|was|were|do|does|did|can|could|has|have|had|will|"
+    r"would|should|may|might|must|shall)\b)[^,?;]{1,120}[,;]\s*",
+    re.I,
+)
 _HOW_MANY = re.compile(
     r"\b(how (many|much|large|big|long|small|often|fast|well)|what (is|was|are|were) the "
     r"(number|size|amount|percentage|accuracy|score|performance|f1|bleu)|by how much|"
@@ -409,6 +416,28 @@ _CONTRAST = frozenset("but instead rather".split())
 _DENIALS = _NEGATION - {"unlike"}  # "unlike X" contrasts, it does not deny
 _CLAUSE_END = frozenset(",;:()[].")
 DENIAL_WINDOW = 3  # words after the negation that are its scope
+# A negated verb of belief or finding denies the clause it reports ("we do not believe
+# that the spikes were caused by bad data"), so its scope runs to the clause's end
+# (bounded: SCOPE_CAP words).
+_REPORTING = {
+    form: verb
+    for verb, forms in {
+        "believe": "believe believes believed",
+        "think": "think thinks thought",
+        "find": "find finds found",
+        "observe": "observe observes observed",
+        "see": "see sees saw seen",
+        "expect": "expect expects expected",
+        "consider": "consider considers considered",
+        "claim": "claim claims claimed",
+        "know": "know knows knew known",
+        "say": "say says said",
+        "suggest": "suggest suggests suggested",
+        "conclude": "conclude concludes concluded",
+    }.items()
+    for form in forms.split()
+}
+SCOPE_CAP = 4 * DENIAL_WINDOW
 
 
 def denies(sentence: str, question: str, terms) -> bool:
@@ -420,6 +449,10 @@ def denies(sentence: str, question: str, terms) -> bool:
     if negated(question):
         return False
     qt = set(terms(question))
+    # a question that asks whether they found (observed, concluded, ...) something is
+    # denied by "did not find ...", though such verbs are not the answerer's terms; a
+    # verb of doing is not ("Do they use X?" is not denied by "we do not use Y")
+    asked = {_REPORTING[t] for t in tokens(question.lower()) if t in _REPORTING}
     toks = [t.lower().replace("’", "'") for t in tokens(sentence)]
     # whether a contrast follows each position, in one backward pass (linear)
     contrast_after = [False] * (len(toks) + 1)
@@ -430,21 +463,24 @@ def denies(sentence: str, question: str, terms) -> bool:
             continue
         if (i + 1 < len(toks) and toks[i + 1] in _NOT_DENIAL) or contrast_after[i + 1]:
             continue
-        if any(set(terms(x)) & qt for x in _scope(toks, i + 1)):
+        if any(_REPORTING.get(x) in asked or set(terms(x)) & qt for x in _scope(toks, i + 1)):
             return True
     return False
 
 
 def _scope(toks: list[str], start: int) -> list[str]:
-    """The words a negation at ``start - 1`` denies: up to DENIAL_WINDOW words, not
-    past the end of its clause (and over a bounded run of quote marks)."""
+    """The words a negation at ``start - 1`` denies: up to DENIAL_WINDOW words (to the
+    clause's end, at most SCOPE_CAP, after a verb of belief or finding), never past the
+    end of its clause (and over a bounded run of quote marks)."""
     words = []
-    for x in toks[start : start + 4 * DENIAL_WINDOW]:
+    reporting = start < len(toks) and toks[start] in _REPORTING
+    most = SCOPE_CAP if reporting else DENIAL_WINDOW
+    for x in toks[start : start + SCOPE_CAP + 2 * DENIAL_WINDOW]:
         if x in _CLAUSE_END:
             break
         if x not in _PUNCT:
             words.append(x)
-        if len(words) == DENIAL_WINDOW:
+        if len(words) == most:
             break
     return words
 
@@ -541,10 +577,6 @@ def decide(
         short = "Yes" if p_yes >= 0.5 else "No"
         conf = max(p_yes, 1 - p_yes) * (1 - p_unanswerable)
         details = {"p_yes": round(p_yes, 4), "p_unanswerable": round(p_unanswerable, 4)}
-        # The sentence the answerer chose denies the question's own words: "No",
-        # whatever the decider's prior (it was fitted on QASPER, where "No" mostly means
-        # the paper never did the thing; a reader's "No" is usually stated in the paper).
-        # Confidence stays the decider's belief in "No".
         quotes = quoted_sentences(sentence_answer)
         if quotes:
             # The verdict's support is the sentence the sentence answerer chose (it
@@ -553,9 +585,15 @@ def decide(
             # Reptile's 5-shot accuracy above 60%?" a refit ranked the whole table
             # above the cell, and the support then failed its check.
             top_n, top_sent = quotes[0][0], uncited(quotes[0][1])
-            if denies(top_sent, question, terms):
-                short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
-                details["denied_by"] = top_n
+        # The supporting sentence denies the question's own words: "No", whatever the
+        # decider's prior (it was fitted on QASPER, where "No" mostly means the paper
+        # never did the thing; a reader's "No" is usually stated in the paper). That
+        # holds for the top line too when the sentence answerer abstained: "Yes."
+        # before a quoted denial contradicts itself. Confidence stays the decider's
+        # belief in "No".
+        if denies(top_sent, question, terms):
+            short, conf = "No", (1 - p_yes) * (1 - p_unanswerable)
+            details["denied_by"] = top_n
         return Form(qtype, short, top_sent, top_n, round(conf, 4), details=details)
     w = model["span"]["weights"]
     for c in cands:
