@@ -120,6 +120,28 @@ def test_a_failing_reader_leaves_the_sentence_whole():
     assert form.short == LIST_S and form.details["span_reader"] == "error: RuntimeError"
 
 
+def test_a_span_of_the_questions_own_words_leaves_the_sentence_whole():
+    class Echo:
+        types = frozenset({"list"})
+        margin = 0.0
+
+        def __init__(self, text):
+            self.text = text
+
+        def read(self, question, sentence):
+            start = sentence.index(self.text)
+            return span_reader.Span(self.text, start, start + len(self.text), 3.0)
+
+    q = "Which baselines were compared on CommonsenseQA?"
+    s = "On CommonsenseQA, STaR is compared with GPT-J finetuned and a few-shot baseline."
+    shown = [{"n": 1, "text": s}]
+    echo = answer_forms.decide(q, shown, answer.terms, reader=Echo("CommonsenseQA"))
+    assert echo.short == s and echo.details["span_reader"] == "only the question's words"
+    # a span that adds a word is cut as before
+    cut = answer_forms.decide(q, shown, answer.terms, reader=Echo("GPT-J finetuned and a few-shot baseline"))
+    assert cut.short == "GPT-J finetuned and a few-shot baseline"
+
+
 def test_tuning_cuts_only_for_types_that_gain_a_whole_answer():
     import sys
 

@@ -651,7 +651,18 @@ def read_span(reader, question: str, qtype: str, sentence: str, details: dict) -
     details["span_margin"] = round(span.margin, 3)
     if span.margin < reader.margin or span.text.strip() == sentence.strip():
         return sentence
+    if not adds_words(span.text, question):
+        # "Which baselines were compared on CommonsenseQA?" -> "CommonsenseQA": a span
+        # of the question's own words answers nothing; the sentence may
+        details["span_reader"] = "only the question's words"
+        return sentence
     return span.text
+
+
+def adds_words(span: str, question: str) -> bool:
+    """Does the span hold a word (not a stop word) that the question does not?"""
+    asked = {t.lower() for t in tokens(question)}
+    return any(t.lower() not in asked for t in tokens(span) if t not in _PUNCT and t.lower() not in _STOP)
 
 
 # ---------------------------------------------------------------------------------
