@@ -653,7 +653,7 @@ def read_span(reader, question: str, qtype: str, sentence: str, details: dict) -
         return sentence
     if not adds_words(span.text, question):
         # "Which baselines were compared on CommonsenseQA?" -> "CommonsenseQA": a span
-        # of the question's own words answers nothing; the sentence may
+        # of the question's own words answers nothing, while its sentence may
         details["span_reader"] = "only the question's words"
         return sentence
     return span.text
