@@ -5,8 +5,8 @@ switches to the caller's database role and narrows its scope with transaction-lo
 settings (set_config(..., true): SET LOCAL ROLE and SET LOCAL scirag.*). Then it calls
 the SQL API: scirag.retrieve, scirag.answer, scirag.last_trace, scirag.current_scope,
 and chunks/documents through row-level security. When the connection goes back to the
-pool it has ended its transaction (COMMIT or ROLLBACK revert the role and scope) and
-run RESET ALL (the session-level trace), pipelined with the call itself. Nothing here
+pool it has run RESET ALL (the session-level trace) inside its transaction, pipelined
+with the call itself, and then ended it (COMMIT or ROLLBACK revert the role and scope). Nothing here
 filters, ranks or decides scope: the database does, exactly as it does for psql.
 
 Errors: ``problem_for(exc)`` maps any exception to one Problem (HTTP status, stable
@@ -244,8 +244,8 @@ class Service:
 
     def _pool(self, name: str, min_size: int, max_size: int, order: list[str] | None = None) -> AsyncConnectionPool:
         # No reset callback: every call ends with COMMIT or ROLLBACK (which revert the
-        # role and the SET LOCAL scope) and RESET ALL (the session-level trace), in the
-        # same round trip as the call itself. Not DISCARD ALL: it would throw away every
+        # role and the SET LOCAL scope) and RESET ALL (the session-level trace), the
+        # latter in the same round trip as the call itself. Not DISCARD ALL: it would throw away every
         # cached plan of the PL/pgSQL retrieval functions (measured: 24.5 instead of
         # 19.1 ms per retrieve).
         return AsyncConnectionPool(
@@ -314,8 +314,8 @@ class Service:
         llm_key: str | None = None,
     ) -> list[list[dict]]:
         """Runs ``statements`` in one transaction as ``ident.role`` with ``scope`` applied,
-        pipelined (BEGIN, settings, statements, RESET ALL, COMMIT in one round trip), and
-        returns each statement's rows."""
+        pipelined (BEGIN, settings, statements and RESET ALL in one round trip, then
+        COMMIT on its own), and returns each statement's rows."""
         setup_sql, setup_params = self._setup(ident, scope, llm_key)
         pool = await self._role_pool(ident.role)
         async with pool.connection() as conn:
@@ -328,9 +328,17 @@ class Service:
                     # transaction, so behind pgbouncer (transaction pooling) nothing of this
                     # call stays on a server connection another client gets next.
                     await conn.execute("RESET ALL")
-                    await conn.execute("COMMIT")
                     await p.sync()
-                    return [await c.fetchall() for c in curs]
+                    rows = [await c.fetchall() for c in curs]
+                # COMMIT outside the pipeline, as the call's last message. Leaving the
+                # pipeline sends one more Sync and a Flush; had the transaction ended
+                # before them, pgbouncer (transaction pooling) would have released the
+                # server connection at COMMIT's ReadyForQuery and handed the trailing
+                # Flush one, which answers nothing, so that connection stayed tied to this
+                # idle client and every other client waited until query_wait_timeout
+                # dropped it (tests/py/test_pgbouncer.py, many calls in a row).
+                await conn.execute("COMMIT")
+                return rows
             except BaseException:
                 await self._clean(conn)
                 raise
