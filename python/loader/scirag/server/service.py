@@ -6,8 +6,9 @@ settings (set_config(..., true): SET LOCAL ROLE and SET LOCAL scirag.*). Then it
 the SQL API: scirag.retrieve, scirag.answer, scirag.last_trace, scirag.current_scope,
 and chunks/documents through row-level security. When the connection goes back to the
 pool it has run RESET ALL (the session-level trace) inside its transaction, pipelined
-with the call itself, and then ended it (COMMIT or ROLLBACK revert the role and scope). Nothing here
-filters, ranks or decides scope: the database does, exactly as it does for psql.
+with the call itself, and then ended the transaction (COMMIT or ROLLBACK revert the
+role and scope). Nothing here filters, ranks or decides scope: the database does,
+exactly as it does for psql.
 
 Errors: ``problem_for(exc)`` maps any exception to one Problem (HTTP status, stable
 code, title, detail) shared by REST and MCP; database messages are passed on only for
@@ -243,11 +244,11 @@ class Service:
         self._lock = asyncio.Lock()
 
     def _pool(self, name: str, min_size: int, max_size: int, order: list[str] | None = None) -> AsyncConnectionPool:
-        # No reset callback: every call ends with COMMIT or ROLLBACK (which revert the
-        # role and the SET LOCAL scope) and RESET ALL (the session-level trace), the
-        # latter in the same round trip as the call itself. Not DISCARD ALL: it would throw away every
-        # cached plan of the PL/pgSQL retrieval functions (measured: 24.5 instead of
-        # 19.1 ms per retrieve).
+        # No reset callback: every call runs RESET ALL (the session-level trace) in the
+        # same round trip as the call itself and ends with COMMIT or ROLLBACK (which
+        # revert the role and the SET LOCAL scope). Not DISCARD ALL: it would throw away
+        # every cached plan of the PL/pgSQL retrieval functions (measured: 24.5 instead
+        # of 19.1 ms per retrieve).
         return AsyncConnectionPool(
             self.dsn,
             min_size=min_size,
