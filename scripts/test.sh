@@ -24,13 +24,17 @@ log "pgTAP suites"
 # ASReview LAB in its own virtualenv, for the test that runs it beside scirag's screener
 "$SCIRAG_ROOT/scripts/install_asreview.sh"
 log "pytest"
+server_log="$SCIRAG_PGDIR/server.log"
+log_start=$(stat -c %s "$server_log" 2>/dev/null || echo 0)
 rc=0
 ( cd "$SCIRAG_ROOT" && SCIRAG_TEST_DSN="$dsn" "$SCIRAG_VENV/bin/python" -m pytest -q tests/py "$@" ) || rc=$?
 if [ "$rc" -ne 0 ]; then
   # A connection "closed unexpectedly" may be a backend that crashed: the server log
-  # says so (CI shows only this output), else nothing is printed here.
-  grep -E "PANIC|was terminated by signal|terminating any other active server processes" \
-    "$SCIRAG_PGDIR/server.log" 2>/dev/null | tail -20 | sed 's/^/server.log: /' >&2 || true
+  # written during this pytest run says so (CI shows only this output), else nothing
+  # is printed here.
+  tail -c +"$((log_start + 1))" "$server_log" 2>/dev/null \
+    | grep -E "PANIC|was terminated by signal|terminating any other active server processes" \
+    | tail -20 | sed 's/^/server.log: /' >&2 || true
   exit "$rc"
 fi
 # A full run (no pytest selection given) also upgrades a database of the last release
