@@ -179,11 +179,6 @@ def fitted(feats: list[dict], y: list[float], how) -> dict:
 
 def fit(rows: list[dict], span_types: tuple = ()) -> dict:
     terms = answer.terms
-    # Every model here is fitted on the sentence scorer's own order (candidates() and
-    # decide() without the sentence selector): the selector was trained on most of these
-    # papers, so its scores here would be better than on a new paper. Its weight was chosen
-    # on papers it never saw, against answerers fitted this way
-    # (scripts/train_sentence_selector.py).
     model: dict = {"span_types": sorted(span_types)}
     # 1. sentences: which sentence of the shown sources answers, fitted listwise (one
     #    question's sentences against each other; see listwise)
@@ -224,7 +219,7 @@ def fit(rows: list[dict], span_types: tuple = ()) -> dict:
         if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
             continue  # abstained anyway: no threshold changes it
         model["abstain"]["threshold"] = 2.0
-        form = answer_forms.decide(r["item"].question, r["shown"], terms, model, r["sentence_answer"], selector=None)
+        form = answer_forms.decide(r["item"].question, r["shown"], terms, model, r["sentence_answer"])
         outcomes.append((form.details.get("p_unanswerable", 0.0), r["gold"]["unanswerable"]))
     model["abstain"]["threshold"] = 2.0
     for th in [x / 100 for x in range(5, 100)]:
@@ -284,24 +279,22 @@ def choose_yes_no(data: list[tuple], folds: int = 5) -> dict:
     return out
 
 
-def score_row(r: dict, model: dict, selector="builtin") -> tuple[float, str, bool]:
+def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
     """One question as scirag.answer would answer it: the sentence answerer's own
     abstention stands (answer.with_form), the form model may add one."""
     if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
         return (*qasper.score(qasper.UNANSWERABLE, r["item"].answers), True)
-    form = answer_forms.decide(
-        r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"], selector=selector
-    )
+    form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"])
     pred = qasper.UNANSWERABLE if form.abstain else (form.short or "")
     f1, kind = qasper.score(pred, r["item"].answers)
     return f1, kind, form.abstain
 
 
-def report(rows: list[dict], model: dict | None, selector="builtin") -> dict:
+def report(rows: list[dict], model: dict | None) -> dict:
     by: dict = {}
     total = []
     for r in rows:
-        f1, kind, _ = score_row(r, model, selector) if model is not None else (0.0, "", False)
+        f1, kind, _ = score_row(r, model) if model is not None else (0.0, "", False)
         total.append(f1)
         by.setdefault(kind, []).append(f1)
     out = {"questions": len(rows), "answer_f1": round(float(np.mean(total)), 4)}

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scirag_helpers import checks
-from scirag_helpers import sentence_selector, span_reader
+from scirag_helpers import span_reader
 from scirag_helpers import text as textmod
 from scirag_helpers.words import FORM_STOP
 
@@ -351,26 +351,14 @@ def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
 
 
 def candidates(
-    question: str,
-    shown: list[dict],
-    terms,
-    model: dict | None = None,
-    sentence_answer: str | None = None,
-    selector=None,
-    details: dict | None = None,
+    question: str, shown: list[dict], terms, model: dict | None = None, sentence_answer: str | None = None
 ) -> tuple[str, list[Candidate], list]:
-    """The question type, every candidate span (and whole sentence) of the best
-    sentences (and of the sentence answer's quotes) with features, and the sentence
-    scorer's ranking. ``selector`` (a sentence_selector.SentenceSelector, or None)
-    reorders the best sentences the candidates come from; ``details`` records what it
-    did. The ranking returned is the scorer's own, for the abstainer and the yes/no
-    decider, which were fitted on its scores (a selector's rescoring would move them
-    where they were never measured)."""
+    """The question type and every candidate span (and whole sentence) of the best
+    sentences (and of the sentence answer's quotes), with features."""
     qtype = question_type(question)
     qterms = set(terms(question))
     span_types = set((model or {}).get("span_types") or ())
-    scored = rank_sentences(question, shown, terms, model)
-    ranked = select_sentences(selector, question, qtype, scored, details)[:MAX_SENTENCES]
+    ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
     best = ranked[0][0] if ranked else 0.0
     seen = {uncited(x[2]) for x in ranked}
@@ -403,26 +391,7 @@ def candidates(
             for c in out[first:]:
                 c.features["quoted"] = 1.0
                 c.features[f"{qtype}*quoted"] = 1.0
-    return qtype, out, scored[:MAX_SENTENCES]
-
-
-def select_sentences(selector, question: str, qtype: str, ranked: list, details: dict | None) -> list:
-    """``ranked`` as the sentence selector reorders it, or as it is: for a yes/no question
-    (the selector was trained on questions answered by words of the paper; a verdict's
-    support is chosen apart), without a selector, or when it fails (``details`` says so)."""
-    notes = details if details is not None else {}
-    if qtype == "yes_no" or not ranked:
-        return ranked
-    if selector is None:
-        notes["selector"] = "unavailable"
-        return ranked
-    try:
-        out = selector.reorder(question, ranked, uncited)
-    except Exception as exc:  # the selector only reorders; its failure must not fail the answer
-        notes["selector"] = f"error: {type(exc).__name__}"
-        return ranked
-    notes["selector"] = "moved" if out[0][2] != ranked[0][2] else "kept"
-    return out
+    return qtype, out, ranked
 
 
 def shown_terms(shown: list[dict], terms) -> set:
@@ -575,23 +544,14 @@ def decide(
     model: dict | None = None,
     sentence_answer: str | None = None,
     reader="builtin",
-    selector="builtin",
 ) -> Form:
     """The answer form for one question over the shown sources; ``sentence_answer`` is
     the offline sentence answer (its quotes are candidates too). ``reader`` cuts the
     chosen sentence to its answering words: "builtin" (the shipped span reader), a
-    span_reader.SpanReader, or None (the whole sentence). ``selector`` reorders the
-    sentence scorer's best sentences: "builtin" (the shipped sentence selector), a
-    sentence_selector.SentenceSelector, or None (the scorer's order)."""
+    span_reader.SpanReader, or None (the whole sentence)."""
     model = model if model is not None else load_model()
     terms = _remembered(terms)
-    selector = sentence_selector.load() if selector == "builtin" else selector
-    notes: dict = {}
-    # the selector's weight was chosen against the trained scorer's scores: without
-    # trained weights there is nothing for it to correct
-    qtype, cands, ranked = candidates(
-        question, shown, terms, model, sentence_answer, selector if model else None, notes
-    )
+    qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer)
     if not ranked:
         return Form(qtype, None, None, None, 0.0, abstain=True, details={"reason": "no sentence"})
     top_score, top_n, top_sent = ranked[0][0], ranked[0][1], ranked[0][2]
@@ -640,7 +600,7 @@ def decide(
         c.score = _dot(w, c.features)
     best = max(cands, key=lambda c: c.score)
     conf = max(0.0, min(1.0, best.score)) * (1 - p_unanswerable)
-    details = {"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4), **notes}
+    details = {"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)}
     short = best.text
     if best.text == best.sentence:
         short = read_span(
