@@ -41,14 +41,14 @@ from scirag import db  # noqa: E402
 from scirag.evaluation import qasper  # noqa: E402
 from scirag.evaluation.beir import read_queries  # noqa: E402
 from scirag.evaluation.metrics import dedupe, ndcg_at  # noqa: E402
-from scirag_helpers.rerank import CrossEncoderReranker  # noqa: E402
+from scirag_helpers.rerank import CrossEncoderReranker, shared_first_line  # noqa: E402
 
 WEIGHTS = [round(0.1 * i, 1) for i in range(11)]
 OFF = json.dumps({"rerank": {"reranker": "none"}})
 
 
-def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None = None):
-    """Per query: the deep profile's fused pool without reranking, as (external_id, score,
+def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None = None, profile: str = "deep"):
+    """Per query: the profile's fused pool without reranking, as (external_id, score,
     content) rows, asked as a reader (scoped to documents[i] when given)."""
     out = []
     with db.connect(dsn, role=db.READER_ROLE, autocommit=True) as reader:
@@ -56,8 +56,8 @@ def pools(dsn: str, queries: list[str], pool: int, documents: list[str] | None =
             if documents is not None:
                 reader.execute("SELECT set_config('scirag.documents', %s, false)", (documents[i],))
             rows = reader.execute(
-                "SELECT external_id, score, content FROM scirag.retrieve(%s, %s, profile => 'deep', options => %s)",
-                (q, pool, OFF),
+                "SELECT external_id, score, content FROM scirag.retrieve(%s, %s, profile => %s, options => %s)",
+                (q, pool, profile, OFF),
             ).fetchall()
             out.append(rows)
     return out
@@ -98,7 +98,7 @@ def one_document_figures(model, items: list, dsn: str, pool: int) -> dict:
             continue
         keys = qasper.evidence_keys(it.answers)
         text = [qasper.normalize_answer(r[2]) for r in rows]
-        ms = model.score(it.question, [r[2] for r in rows])
+        ms = model.one_document(shared_first_line([r[2] for r in rows])).score(it.question, [r[2] for r in rows])
         for w in WEIGHTS:
             top = blended(ms, [r[1] for r in rows], w)[:5]
             per_w[w].append(float(any(k in text[i] for k in keys for i in top)))

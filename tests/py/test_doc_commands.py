@@ -72,6 +72,7 @@ SKIPPED: list[tuple[str, list[str]]] = [
             r"scripts/train_reranker\.py",
             r"scirag eval (beir|scitab) /tmp/scirag-views",
             r"scripts/tune_reranker_blend\.py",
+            r"scripts/tune_reranker_length\.py",
             r"scripts/tune_screening\.py",
             r"scirag eval (beir|scitab|qasper|screening) \.\./shared",
             r"scirag eval answer --dataset pubmedqa",

@@ -155,14 +155,16 @@ def test_builtin_setting_names_the_shipped_folder():
 
 
 def test_a_folders_blend_weight_and_trained_length(tmp_path):
-    assert rr.read_model_config(str(tmp_path)) == (0.0, None, None, 1)  # no reranker.json: the model alone
+    assert rr.read_model_config(str(tmp_path)) == (0.0, None, None, 1, None)  # no reranker.json: the model alone
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25}')
-    assert rr.read_model_config(str(tmp_path)) == (0.25, None, None, 1)
+    assert rr.read_model_config(str(tmp_path)) == (0.25, None, None, 1, None)
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.25, "max_length": 64}')
-    assert rr.read_model_config(str(tmp_path / "model.onnx")) == (0.25, 64, None, 1)  # the .onnx path: beside it
+    assert rr.read_model_config(str(tmp_path / "model.onnx")) == (0.25, 64, None, 1, None)  # the .onnx path: beside it
     (tmp_path / "reranker.json").write_text('{"fused_weight": 0.9, "fused_weight_one_document": 0.5, "paragraphs": 6}')
     cfg = rr.read_model_config(str(tmp_path))
     assert (cfg.fused_weight, cfg.fused_weight_one_document, cfg.paragraphs) == (0.9, 0.5, 6)
+    (tmp_path / "reranker.json").write_text('{"max_length": 64, "max_length_one_document": 32}')
+    assert rr.read_model_config(str(tmp_path)).max_length_one_document == 32
     for bad in (
         '{"fused_weight": 2}',
         '{"fused_weight": "x"}',
@@ -175,6 +177,10 @@ def test_a_folders_blend_weight_and_trained_length(tmp_path):
         '{"paragraphs": 0}',
         '{"paragraphs": 2.5}',
         '{"paragraphs": 1000}',
+        '{"max_length_one_document": 4}',
+        '{"max_length_one_document": 32.5}',
+        '{"max_length_one_document": true}',
+        '{"max_length": 64, "max_length_one_document": 96}',  # longer than the model was trained at
         "not json",
     ):
         (tmp_path / "reranker.json").write_text(bad)
@@ -260,6 +266,50 @@ def test_a_chunk_is_scored_at_its_paragraph_openings():
             rr.parse_options({"paragraphs": bad})
 
 
+def test_a_pool_from_one_document_is_scored_without_the_title_its_chunks_share():
+    chunk = "A Paper\nResults\n\nFirst paragraph.\n\nSecond paragraph."
+    lone = "A Paper\n\nA paragraph under no heading."
+    other = "A Paper\nMethods\n\nOne paragraph only."
+    assert rr.shared_first_line([chunk, lone, other]) == "A Paper"
+    # nothing is shared by one passage, by passages with different first lines, or when
+    # a passage has no head lines at all
+    for pool in ([chunk], [chunk, "Another Paper\nResults\n\nText."], [chunk, "no heading lines"], []):
+        assert rr.shared_first_line(pool) is None
+    assert rr.paragraph_openings(chunk, 2, drop="A Paper") == [
+        "Results\n\nFirst paragraph.",
+        "Results\n\nSecond paragraph.",
+    ]
+    assert rr.paragraph_openings(lone, 2, drop="A Paper") == ["A paragraph under no heading."]
+    assert rr.paragraph_openings(chunk, 1, drop="A Paper") == ["Results\n\nFirst paragraph.\n\nSecond paragraph."]
+    assert rr.paragraph_openings(chunk, 2, drop="Other") == rr.paragraph_openings(chunk, 2)  # only that line
+
+    class Pairs(rr.CrossEncoderReranker):
+        def __init__(self):  # no model: records what each call would feed it
+            self.paragraphs, self.seen, self.drop = 2, [], None
+            self.max_length, self.max_length_one_document = 64, 32
+            self.tokenizer, self.tokenizer_one_document = "64-token pairs", "32-token pairs"
+
+        def _score_pairs(self, query, passages):
+            self.seen.append((self.tokenizer, self.max_length, list(passages)))
+            return [0.5] * len(passages)
+
+    model = Pairs()
+    opts = {"reranker": "cross_encoder", "entity_boost": 0}
+    one = {1: {"document_id": 7}, 2: {"document_id": 7}}
+    rr.rerank("q", [1, 2], [chunk, lone], opts, shapes=one, cross_encoder=model)
+    assert model.seen[-1] == (
+        "32-token pairs",
+        32,
+        ["Results\n\nFirst paragraph.", "Results\n\nSecond paragraph.", "A paragraph under no heading."],
+    )
+    # a library's pool keeps the title and the model's own length; the cached model is unchanged
+    rr.rerank(
+        "q", [1, 2], [chunk, lone], opts, shapes={1: {"document_id": 7}, 2: {"document_id": 8}}, cross_encoder=model
+    )
+    assert model.seen[-1] == ("64-token pairs", 64, rr.paragraph_openings(chunk, 2) + [lone])
+    assert (model.drop, model.max_length, model.tokenizer) == (None, 64, "64-token pairs")
+
+
 # ---------------------------------------------------------------------------
 # The blend's choice and where it is written (scripts/tune_reranker_blend.py)
 # ---------------------------------------------------------------------------
@@ -299,3 +349,10 @@ def test_written_blend_keeps_the_pair_length_and_the_stage_reads_both(tmp_path):
     (tmp_path / "reranker.json").write_text("[64]\n")
     with pytest.raises(ValueError, match="expected a JSON object"):
         tune.write_blend(tmp_path, 0.6)
+
+
+def test_the_one_document_length_is_the_shortest_that_ranks_as_well_as_the_models_own():
+    tune = load_script("tune_reranker_length")
+    assert tune.choose_length({24: 0.853, 32: 0.870, 40: 0.866, 64: 0.862}, 64) == 32
+    assert tune.choose_length({24: 0.853, 32: 0.861, 40: 0.859, 64: 0.862}, 64) == 64  # every cut loses
+    assert tune.choose_length({24: 0.862, 64: 0.862}, 64) == 24  # a tie is no loss

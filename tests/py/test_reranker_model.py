@@ -182,7 +182,7 @@ def test_model_folder_matches_its_card():
     assert want, "the card names the weights it was measured with"
     assert hashlib.sha256((rr.BUILTIN_MODEL_DIR / "model.onnx").read_bytes()).hexdigest() == want.group(1)
     # the blend and the pair length the card's figures were measured with
-    assert tuple(rr.read_model_config(str(rr.BUILTIN_MODEL_DIR))) == (0.8, 64, 0.6, 6)
+    assert tuple(rr.read_model_config(str(rr.BUILTIN_MODEL_DIR))) == (0.8, 64, 0.6, 6, 32)
     said = re.search(r"\| `reranker\.json` \| `(\{[^`]*\})`", card)
     assert said, "the card quotes the folder's reranker.json"
     assert json.loads(said.group(1)) == json.loads((rr.BUILTIN_MODEL_DIR / "reranker.json").read_text())
@@ -203,3 +203,16 @@ def test_the_committed_model_starts_from_the_base_word_vectors():
     assert model.word_vectors.shape == base_word_vectors().shape == (30522, 384)
     scores = model.score(Q, ["Harlan County could supply 69,809 t of barley straw a year.", "Rice is burned."])
     assert len(scores) == 2 and all(0 < s < 1 for s in scores)
+
+
+def test_a_pool_from_one_document_is_fed_pairs_of_the_folders_shorter_length():
+    model = rr.CrossEncoderReranker(str(rr.BUILTIN_MODEL_DIR))
+    view = model.one_document("A Paper")
+    assert (model.max_length, view.max_length) == (64, 32)
+    long = "A Paper\nResults\n\n" + "measured word " * 100
+
+    def pair_tokens(m):
+        return [len(e.ids) for e in m.tokenizer.encode_batch([("Which datasets?", p) for p in m._heads("q", [long])])]
+
+    assert pair_tokens(view) == [32] and pair_tokens(model) == [64]
+    assert model.tokenizer is not view.tokenizer  # the cached model keeps its own length

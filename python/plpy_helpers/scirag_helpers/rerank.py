@@ -256,6 +256,7 @@ class ModelConfig(NamedTuple):
     max_length: int | None = None
     fused_weight_one_document: float | None = None  # fused_weight for every pool
     paragraphs: int = 1  # a chunk's head only
+    max_length_one_document: int | None = None  # max_length for every pool
 
 
 MAX_PARAGRAPHS = 8
@@ -271,7 +272,10 @@ def read_model_config(model_path: str) -> ModelConfig:
     (they cost time and were never trained on); None when absent. ``paragraphs`` (1 when
     absent, at most MAX_PARAGRAPHS): a chunk is scored at the opening of each of its first
     that many paragraphs and takes the best, for a model trained on paragraph openings
-    whose pairs hold only the first few dozen words of a chunk. A file that says anything
+    whose pairs hold only the first few dozen words of a chunk. ``max_length_one_document``
+    (at most ``max_length``) is the pair length when every candidate comes from one
+    document: the title they share is left out of those pairs (CrossEncoderReranker.
+    one_document), and the paragraph's first words decide. A file that says anything
     else is an unusable model."""
     folder = Path(model_path)
     try:
@@ -283,32 +287,55 @@ def read_model_config(model_path: str) -> ModelConfig:
         w_one = data.get("fused_weight_one_document")
         length = data.get("max_length")
         paragraphs = data.get("paragraphs", 1)
+        length_one = data.get("max_length_one_document")
     except (OSError, ValueError, AttributeError) as exc:
         raise RerankFailure("model_unavailable") from exc
     for weight in (w, 0.0 if w_one is None else w_one):
         if not _is_number(weight) or not 0 <= weight <= 1:
             raise RerankFailure("model_unavailable")
-    if length is not None and (
-        not isinstance(length, int) or isinstance(length, bool) or not 8 <= length <= MAX_LENGTH
-    ):
-        raise RerankFailure("model_unavailable")
+    for n in (length, length_one):
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 8 <= n <= MAX_LENGTH):
+            raise RerankFailure("model_unavailable")
+    if length_one is not None and length is not None and length_one > length:
+        raise RerankFailure("model_unavailable")  # longer than the model was trained at
     if not isinstance(paragraphs, int) or isinstance(paragraphs, bool) or not 1 <= paragraphs <= MAX_PARAGRAPHS:
         raise RerankFailure("model_unavailable")
-    return ModelConfig(float(w), length, None if w_one is None else float(w_one), paragraphs)
+    return ModelConfig(float(w), length, None if w_one is None else float(w_one), paragraphs, length_one)
 
 
-def paragraph_openings(passage: str, most: int) -> list[str]:
+def paragraph_openings(passage: str, most: int, drop: str | None = None) -> list[str]:
     """A chunk as the loader stores it (its title and section lines, a blank line, then
     paragraphs separated by blank lines) seen from each of its first ``most`` paragraphs:
     the heading lines, a blank line and that paragraph. A chunk of one paragraph, or one
-    without heading lines, is itself."""
+    without heading lines, is itself. ``drop``, when the head's first line is exactly
+    that, is left out of the head (a head left empty leaves the paragraph alone)."""
     head, sep, body = passage.partition("\n\n")
-    if most <= 1 or not sep:
+    if not sep:
         return [passage]
+    if drop is not None:
+        first, _, rest = head.partition("\n")
+        if first == drop:
+            head = rest
     paras = [p for p in body.split("\n\n") if p.strip()]
-    if len(paras) <= 1:
-        return [passage]
-    return [f"{head}\n\n{p}" for p in paras[:most]]
+    if most <= 1 or len(paras) <= 1:
+        paras = [body]
+    return [f"{head}\n\n{p}" if head else p for p in paras[:most]]
+
+
+def shared_first_line(passages: Sequence[str]) -> str | None:
+    """The first line of every passage's head when it is the same line for all (the
+    title the loader puts on each chunk of one document), else None. A passage without
+    a head, or a single passage, shares nothing."""
+    if len(passages) < 2:
+        return None
+    line = None
+    for p in passages:
+        head, sep, _ = p.partition("\n\n")
+        first = head.partition("\n")[0]
+        if not sep or not first.strip() or (line is not None and first != line):
+            return None
+        line = first
+    return line
 
 
 _WORD_RUN = re.compile(r"\S+")
@@ -337,6 +364,7 @@ class CrossEncoderReranker:
     recorded fake in tests. Logits become scores in [0, 1] by the sigmoid."""
 
     name = "cross_encoder"
+    drop: str | None = None  # a head line left out of every pair (one_document)
 
     def __init__(
         self,
@@ -360,11 +388,15 @@ class CrossEncoderReranker:
         self.fused_weight, self.fused_weight_one_document = cfg.fused_weight, cfg.fused_weight_one_document
         self.paragraphs = cfg.paragraphs
         self.max_length = max(8, min(max_length, cfg.max_length or max_length))
+        self.max_length_one_document = min(self.max_length, cfg.max_length_one_document or self.max_length)
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
         # The same vocabulary without truncation, to count a question's tokens.
         self.untruncated = tokenizer.__class__.from_str(tokenizer.to_str())
         self.untruncated.no_truncation()
+        self.tokenizer_one_document = tokenizer.__class__.from_str(tokenizer.to_str())
+        self.tokenizer_one_document.no_padding()
+        self.tokenizer_one_document.enable_truncation(max_length=self.max_length_one_document, strategy="longest_first")
+        self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self.pad_id = next((i for i in (tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
         self.inputs = {i.name: getattr(i, "type", "tensor(int64)") for i in session.get_inputs()}
         # A model whose graph starts from word vectors (inputs_embeds) was trained with the
@@ -423,10 +455,23 @@ class CrossEncoderReranker:
         view.paragraphs = max(1, min(int(paragraphs), self.paragraphs))
         return view
 
+    def one_document(self, title: str | None) -> "CrossEncoderReranker":
+        """This model for a pool drawn from one document, a copy sharing the loaded
+        session: pairs of reranker.json's ``max_length_one_document`` tokens, without
+        ``title`` (the head line every candidate shares: shared_first_line), which tells
+        them apart in nothing and took a dozen of a pair's tokens. On 477 QASPER train
+        questions asked of their papers (docs/reranker.md) the model's own 64-token pairs
+        ranked no better than these 32-token ones, at twice the cost."""
+        view = copy.copy(self)
+        view.drop = title
+        view.max_length = self.max_length_one_document
+        view.tokenizer = self.tokenizer_one_document
+        return view
+
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One score per passage: the best of its paragraph openings (reranker.json's
         ``paragraphs``, or fewer: at_most; a passage of one paragraph is scored as it is)."""
-        views = [paragraph_openings(p, self.paragraphs) for p in passages]
+        views = [paragraph_openings(p, self.paragraphs, self.drop) for p in passages]
         flat = self._score_pairs(query, [v for vs in views for v in vs])
         out, at = [], 0
         for vs in views:
@@ -665,10 +710,13 @@ def rerank(
     if opts["reranker"] != "none":
         clock = clock or time.monotonic
         t0 = clock()  # loading the model counts against the deadline too
+        one_document = _one_document(ids, shapes)
         try:
             model = _reranker(opts, llm=llm, cross_encoder=cross_encoder, cache=cache, env=env)
             if opts["paragraphs"] is not None and isinstance(model, CrossEncoderReranker):
                 model = model.at_most(opts["paragraphs"])
+            if one_document and isinstance(model, CrossEncoderReranker):
+                model = model.one_document(shared_first_line(texts))
             # An LLM reranker scores the head of the pool only: each batch is a paid call.
             head = min(n, LLM_MAX_PASSAGES) if getattr(model, "name", "") == "llm" else n
             scores = _scores_in_time(model, query or "", texts[:head], opts["deadline_ms"], tick, clock, t0)
@@ -678,7 +726,7 @@ def rerank(
             head = len(scores)
             w = getattr(model, "fused_weight", 0.0) or 0.0
             w_one = getattr(model, "fused_weight_one_document", None)
-            if w_one is not None and _one_document(ids, shapes):
+            if w_one is not None and one_document:
                 w = w_one  # a question asked of one paper: its own blend (reranker.json)
             if w > 0:  # the model folder's blend with the fused order (reranker.json)
                 scores = [(1.0 - w) * float(s) + w * base[i] for i, s in enumerate(scores)]
