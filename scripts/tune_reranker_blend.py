@@ -130,18 +130,24 @@ def choose_one(figures: dict) -> float:
     return max((v, float(w)) for w, v in figures.items())[1]
 
 
-def write_blend(model_dir: Path, weight: float, one_document: float | None = None) -> dict:
-    """Sets fused_weight (and fused_weight_one_document when given) in the folder's
-    reranker.json, keeping what else it says."""
+def write_config(model_dir: Path, values: dict) -> dict:
+    """Sets ``values`` in the folder's reranker.json, keeping what else it says."""
     path = model_dir / "reranker.json"
     cfg = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     if not isinstance(cfg, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(cfg).__name__}")
-    cfg["fused_weight"] = weight
-    if one_document is not None:
-        cfg["fused_weight_one_document"] = one_document
+    cfg.update(values)
     path.write_text(json.dumps(cfg) + "\n", encoding="utf-8")
     return cfg
+
+
+def write_blend(model_dir: Path, weight: float, one_document: float | None = None) -> dict:
+    """Sets fused_weight (and fused_weight_one_document when given) in the folder's
+    reranker.json, keeping what else it says."""
+    values = {"fused_weight": weight}
+    if one_document is not None:
+        values["fused_weight_one_document"] = one_document
+    return write_config(model_dir, values)
 
 
 def main(argv=None) -> int:

@@ -43,7 +43,7 @@ from scirag import db  # noqa: E402
 from scirag.evaluation import qasper  # noqa: E402
 from scirag_helpers import embedder  # noqa: E402
 from scirag_helpers.rerank import CrossEncoderReranker, read_model_config, shared_first_line  # noqa: E402
-from tune_reranker_blend import blended, pools, trainer_settings, untrained_qasper  # noqa: E402
+from tune_reranker_blend import blended, pools, trainer_settings, untrained_qasper, write_config  # noqa: E402
 
 LENGTHS = (24, 32, 40, 48, 64, 96, 128)
 OPENINGS = 4  # the interactive profile's rerank option paragraphs
@@ -107,11 +107,7 @@ def main(argv=None) -> int:
         "adapter_sha256": hashlib.sha256(adapter.read_bytes()).hexdigest() if adapter.is_file() else None,
     }
     if args.write:
-        path = args.model_dir / "reranker.json"
-        data = json.loads(path.read_text(encoding="utf-8"))
-        data["max_length_one_document"] = result["chosen"]
-        path.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        result["reranker.json"] = data
+        result["reranker.json"] = write_config(args.model_dir, {"max_length_one_document": result["chosen"]})
     print(json.dumps(result, indent=2))
     return 0
 
