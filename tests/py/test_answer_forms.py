@@ -230,6 +230,26 @@ def test_the_trainer_ships_the_decider_only_when_it_beats_the_prior_by_paper():
     assert 0.5 < noise["share_yes"] < 0.7
 
 
+def test_the_abstainer_acts_only_where_enough_of_its_abstentions_were_right():
+    import sys
+
+    from scirag.db import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_answerer import MIN_ABSTENTIONS, abstain_threshold
+
+    # three right abstentions at the top and noise below: too few to trust (the old rule
+    # of three shipped 0.25 on such a run)
+    lucky = [(0.9, True)] * 3 + [(0.2, i % 4 == 0) for i in range(200)]
+    assert abstain_threshold(lucky)["threshold"] == 2.0
+    # enough abstentions, right 3 times in 4 above 0.6: that threshold
+    sure = [(0.7, i % 4 != 0) for i in range(MIN_ABSTENTIONS)] + [(0.3, i % 5 == 0) for i in range(200)]
+    chosen = abstain_threshold(sure)
+    assert 0.3 < chosen["threshold"] <= 0.7 and chosen["min_abstentions"] == MIN_ABSTENTIONS
+    # right only half the time: never
+    assert abstain_threshold([(0.8, i % 2 == 0) for i in range(100)])["threshold"] == 2.0
+
+
 def test_the_sentence_scorer_learns_the_order_within_a_question_not_which_questions_are_easy():
     import random
     import sys
