@@ -305,6 +305,45 @@ def test_spans_only_for_the_forms_the_model_names():
     assert form.short == form.support  # a whole sentence
 
 
+@pytest.mark.parametrize(
+    "question, sentence, cut",
+    [
+        ("How many layers does the encoder have?", "The encoder uses 12 layers with 512 units.", "12 layers"),
+        (
+            "How many tweets were labelled?",
+            "We labelled 60,000 unique English tweets (Table 2).",
+            "60,000 unique English tweets",
+        ),
+        (
+            "How many annotators were there?",
+            "Three expert annotators, each a linguist, labelled it.",
+            "Three expert annotators",
+        ),
+        # the number must count what is asked: 512 counts units, not layers
+        ("How many layers does it have?", "Each of its layers has 512 units.", None),
+        # more than COUNT_REACH words between them: not a count of it
+        ("How many layers does it have?", "We use 6 of the large pretrained stacked layers.", None),
+        ("How much data do they use?", "They use 5 GB of text.", None),  # not a count question
+        ("How many layers does it have?", "It has many layers.", None),
+    ],
+)
+def test_a_count_question_is_answered_by_the_number_with_what_it_counts(question, sentence, cut):
+    from scirag_helpers.answer.question import counted
+
+    assert counted(question, sentence) == cut
+
+
+def test_the_count_is_the_short_answer_and_its_sentence_the_support():
+    shown = [{"n": 1, "text": "The encoder uses 12 layers with 512 units. Training takes two days."}]
+    form = answer_forms.decide("How many layers does the encoder have?", shown, answer.terms, toy_model(), reader=None)
+    assert form.answer_type == "number" and form.short == "12 layers" and form.details["counted"]
+    assert form.support == "The encoder uses 12 layers with 512 units."
+    text, _ = answer.with_form("", False, form)
+    assert text == "12 layers [1].\n\nThe encoder uses 12 layers with 512 units. [1]"
+    # a list question is the span reader's, not the count's
+    assert "counted" not in answer_forms.decide("Which layers are used?", shown, answer.terms, toy_model()).details
+
+
 def test_the_shipped_model_was_trained_on_qasper_train_only():
     m = json.loads(answer_forms.MODEL_PATH.read_text())
     assert {"sentence", "span", "yes_no", "abstain", "trained"} <= set(m)

@@ -612,6 +612,14 @@ def decide(
         # best (AUROC over all 785 answers with a six-layer reader: 0.864; the arithmetic
         # mean 0.841, the sentence's confidence alone 0.834)
         conf = math.sqrt(max(conf, 0.0) * _sigmoid(details["span_margin"]) * (1 - p_unanswerable))
+    elif qtype == "number" and short == best.sentence:
+        # "How many layers?" -> "36 layers": the number with what it counts, as sure as
+        # its sentence (imported here: the answer package imports this module)
+        from scirag_helpers.answer.question import counted
+
+        cut = counted(question, best.sentence)
+        if cut:
+            short, details["counted"] = cut, True
     return Form(qtype, short, best.sentence, best.n, round(conf, 4), details=details)
 
 
