@@ -387,3 +387,73 @@ def test_the_footer_shows_a_low_confidence_as_doubtful():
     assert "low" not in confidence_line({"confidence": 0.6, "abstained": False})
     assert confidence_line({"confidence": 0.0, "abstained": True}) is None
     assert confidence_line({"confidence": None, "abstained": False}) is None
+
+
+SIMILAR = [
+    {
+        "n": 1,
+        "text": "The datasets are described in the next section. We evaluate on the WN18 and FB15k datasets. "
+        "Both datasets are public.",
+    },
+]
+
+
+def similar_to(wanted: str):
+    """A similarity that finds ``wanted`` close to every question, the rest far, and
+    records what it was asked."""
+    asked = []
+
+    def similarity(question, sentences):
+        asked.append(list(sentences))
+        return [1.0 if wanted in s else 0.0 for s in sentences]
+
+    return similarity, asked
+
+
+def test_the_embedders_similarity_reorders_the_scorers_best_sentences():
+    question = "Which public datasets are used?"
+    plain = answer_forms.decide(question, SIMILAR, answer.terms, toy_model(len_whole=5.0), reader=None)
+    similarity, asked = similar_to("WN18")
+    moved = answer_forms.decide(
+        question,
+        SIMILAR,
+        answer.terms,
+        {**toy_model(len_whole=5.0), "sentence_similarity": {"top": 3, "weight": 10.0}},
+        reader=None,
+        similarity=similarity,
+    )
+    assert "WN18" not in plain.support  # the scorer's own first choice is another sentence
+    assert "WN18" in moved.support and moved.details["similarity"] == "moved", moved
+    assert len(asked) == 1 and len(asked[0]) == 3  # the scorer's best three, embedded once
+    # a weight too small to overturn the scorer keeps its order
+    kept = answer_forms.decide(
+        question,
+        SIMILAR,
+        answer.terms,
+        {**toy_model(len_whole=5.0), "sentence_similarity": {"top": 3, "weight": 1e-6}},
+        reader=None,
+        similarity=similar_to("WN18")[0],
+    )
+    assert kept.support == plain.support and kept.details["similarity"] == "kept"
+
+
+def test_the_similarity_only_reorders_and_never_fails_an_answer():
+    question = "Which public datasets are used?"
+    model = {**toy_model(len_whole=5.0), "sentence_similarity": {"top": 3, "weight": 10.0}}
+    plain = answer_forms.decide(question, SIMILAR, answer.terms, toy_model(len_whole=5.0), reader=None)
+
+    def broken(question, sentences):
+        raise RuntimeError("no model")
+
+    for similarity, note in (
+        (broken, "error: RuntimeError"),
+        (lambda q, s: [1.0], "error: ValueError"),
+        (None, "unavailable"),
+    ):
+        form = answer_forms.decide(question, SIMILAR, answer.terms, model, reader=None, similarity=similarity)
+        assert form.support == plain.support and form.details["similarity"] == note
+    # a yes/no question's verdict is not reordered, and neither is an answer without the setting
+    similarity, asked = similar_to("WN18")
+    answer_forms.decide("Do they use WN18?", SIMILAR, answer.terms, model, reader=None, similarity=similarity)
+    answer_forms.decide(question, SIMILAR, answer.terms, toy_model(), reader=None, similarity=similarity)
+    assert asked == []
