@@ -18,10 +18,7 @@ by paper; ``--part yes_no --papers 888`` refits it alone on every train paper's 
 questions (about 470) and leaves the other models in the file as they are;
 ``--part abstain_threshold --papers 888`` chooses the abstainer's threshold again with
 the weights in the file (at least MIN_ABSTENTIONS abstentions on the fitting part, right
-ABSTAIN_PRECISION of the time, or never); ``--part sentence_similarity --papers 888``
-chooses how much the embedder's question-sentence cosine reorders the scorer's best
-sentences (a full refit chooses it too, last, since its weight is relative to the
-scorer's scores).
+ABSTAIN_PRECISION of the time, or never).
 """
 
 from __future__ import annotations
@@ -51,11 +48,6 @@ ABSTAIN_PRECISION = 0.6  # the issue's bar for abstaining on unanswerable questi
 # 3 (the earlier rule) one lucky paper set the shipped threshold (0.25), at which the
 # abstainer was then right on 2 of its 6 abstentions over all 2,593 train questions.
 MIN_ABSTENTIONS = 20
-# The sentence similarity's grid (answer_forms.by_similarity): how many of the scorer's
-# best sentences are embedded (each costs the embedder a pass at answer time) and how
-# much their cosine to the question weighs against the scorer's score.
-SIMILARITY_TOPS = (3, 5)
-SIMILARITY_WEIGHTS = (1.0, 2.0, 3.0, 4.0, 6.0)
 
 
 OPTIONS = {"k": 10, "profile": "interactive", "answerer": "extractive", "max_sources": 5}  # as eval qasper asks
@@ -306,24 +298,22 @@ def choose_yes_no(data: list[tuple], folds: int = 5) -> dict:
     return out
 
 
-def score_row(r: dict, model: dict, similarity=None) -> tuple[float, str, bool]:
+def score_row(r: dict, model: dict) -> tuple[float, str, bool]:
     """One question as scirag.answer would answer it: the sentence answerer's own
     abstention stands (answer.with_form), the form model may add one."""
     if not answer.form_may_answer(r["item"].question, r["abstain_reason"] is not None, r["abstain_reason"]):
         return (*qasper.score(qasper.UNANSWERABLE, r["item"].answers), True)
-    form = answer_forms.decide(
-        r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"], similarity=similarity
-    )
+    form = answer_forms.decide(r["item"].question, r["shown"], answer.terms, model, r["sentence_answer"])
     pred = qasper.UNANSWERABLE if form.abstain else (form.short or "")
     f1, kind = qasper.score(pred, r["item"].answers)
     return f1, kind, form.abstain
 
 
-def report(rows: list[dict], model: dict | None, similarity=None) -> dict:
+def report(rows: list[dict], model: dict | None) -> dict:
     by: dict = {}
     total = []
     for r in rows:
-        f1, kind, _ = score_row(r, model, similarity) if model is not None else (0.0, "", False)
+        f1, kind, _ = score_row(r, model) if model is not None else (0.0, "", False)
         total.append(f1)
         by.setdefault(kind, []).append(f1)
     out = {"questions": len(rows), "answer_f1": round(float(np.mean(total)), 4)}
@@ -369,65 +359,6 @@ def rechoose_threshold(path: Path, fit_rows: list[dict], check_rows: list[dict])
     print(f"wrote {path}", file=sys.stderr)
 
 
-def similarity_table(rows: list[dict], model: dict) -> dict:
-    """{(question, sentence): cosine} for the scorer's best SIMILARITY_TOPS[-1] sentences
-    of every question that is not yes/no, embedded as the server embeds them: the
-    sentence as a chunk, the question through the query adapter (a QASPER question is
-    asked scoped to its paper, where the server adapts it)."""
-    from scirag_helpers.embedder import Embedder
-
-    emb, table, t0 = Embedder(threads=1), {}, time.monotonic()
-    for i, r in enumerate(rows, 1):
-        q = r["item"].question
-        ranked = answer_forms.rank_sentences(q, r["shown"], answer.terms, model)[: SIMILARITY_TOPS[-1]]
-        if answer_forms.question_type(q) != "yes_no" and ranked:
-            sents = [answer_forms.uncited(x[2])[: answer_forms.MAX_SIMILARITY_CHARS] for x in ranked]
-            cos = emb.embed(sents) @ emb.embed_query([q])[0]
-            table.update({(q, s): float(c) for s, c in zip(sents, cos)})
-        if i % 200 == 0 or i == len(rows):
-            print(f"embedded {i}/{len(rows)} ({i / (time.monotonic() - t0):.1f}/s)", file=sys.stderr)
-    return table
-
-
-def choose_similarity(path: Path, fit_rows: list[dict], check_rows: list[dict]) -> None:
-    """The sentence similarity's ``top`` and ``weight`` (answer_forms.by_similarity),
-    chosen on the fitting part's Answer F1 over a small grid, or off (weight 0) when no
-    setting beats the scorer's own order there; every other model is kept. The
-    checking part's figures before and after are printed and stored with it."""
-    model = json.loads(path.read_text(encoding="utf-8"))
-    model["sentence_similarity"] = {"top": 0, "weight": 0.0}
-    table = similarity_table(fit_rows + check_rows, model)
-
-    def similarity(question, sentences):
-        return [table[(question, s)] for s in sentences]
-
-    # only questions that are not yes/no can move: the others are scored once, apart
-    moving = [r for r in fit_rows if answer_forms.question_type(r["item"].question) != "yes_no"]
-    grid = {"off": report(moving, model)["answer_f1"]}
-    for top in SIMILARITY_TOPS:
-        for weight in SIMILARITY_WEIGHTS:
-            trial = {**model, "sentence_similarity": {"top": top, "weight": weight}}
-            grid[f"top {top}, weight {weight}"] = report(moving, trial, similarity)["answer_f1"]
-            print(f"top {top}, weight {weight}: {grid[f'top {top}, weight {weight}']}", file=sys.stderr)
-    best = max(grid, key=lambda k: (grid[k], k == "off"))
-    chosen = {"top": 0, "weight": 0.0}
-    if best != "off":
-        top, weight = best.removeprefix("top ").split(", weight ")
-        chosen = {"top": int(top), "weight": float(weight)}
-    before = report(check_rows, model)
-    model["sentence_similarity"] = chosen
-    chosen["chosen"] = {
-        "date": date.today().isoformat(),
-        "fit_questions_not_yes_no": len(moving),
-        "fit_answer_f1_not_yes_no": grid,
-        "check_before": before,
-        "check_after": report(check_rows, model, similarity),
-    }
-    path.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(json.dumps(chosen, indent=1))
-    print(f"wrote {path}", file=sys.stderr)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "qasper")
@@ -446,13 +377,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--part",
-        choices=("all", "yes_no", "abstain_threshold", "sentence_similarity"),
+        choices=("all", "yes_no", "abstain_threshold"),
         default="all",
         help="yes_no: refit only the yes/no decider, on the yes/no questions of the papers chosen, "
         "into the existing model file (the other models stay as they are); abstain_threshold: "
-        "choose only the abstainer's threshold again, on the fitting part, with the weights in the file; "
-        "sentence_similarity: choose only how the embedder's question-sentence cosine reorders the "
-        "scorer's best sentences, on the fitting part",
+        "choose only the abstainer's threshold again, on the fitting part, with the weights in the file",
     )
     args = ap.parse_args()
     papers, items, dsn = train_papers(args.data, args.papers, args.dsn)
@@ -469,8 +398,6 @@ def main() -> None:
     check_rows = [r for r in rows if r["item"].paper_id in check_ids]
     if args.part == "abstain_threshold":
         return rechoose_threshold(args.out, fit_rows, check_rows)
-    if args.part == "sentence_similarity":
-        return choose_similarity(args.out, fit_rows, check_rows)
     t0 = time.monotonic()
     span_types = tuple(x for x in args.span_types.split(",") if x)
     bad = set(span_types) - set(answer_forms.QTYPES)
@@ -494,8 +421,6 @@ def main() -> None:
     args.out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps(model["trained"], indent=1))
     print(f"wrote {args.out}", file=sys.stderr)
-    # the similarity's weight is relative to this scorer's scores: chosen again with it
-    choose_similarity(args.out, fit_rows, check_rows)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from scirag_helpers.embedder import (
     QueryCache,
     embed_query,
     load_adapter,
-    sentence_similarity,
     to_pgvector,
     use_adapter,
 )
@@ -151,32 +150,6 @@ def test_embed_query_null_is_the_empty_query(reader_conn, embedder):
     vec = reader_conn.execute("SELECT scirag.embed_query(NULL)::text").fetchone()[0]
     assert vec is not None
     assert cosine(parse_vector(vec), embedder.embed([""])[0]) >= 0.9999
-
-
-class SettingsPlpy:
-    """What embed_query reads from the server: the caller, the adapter setting, whether
-    the caller chose documents, and the embedding dimension."""
-
-    def __init__(self, adapter: str, scoped: bool):
-        self.adapter, self.scoped = adapter, scoped
-
-    def execute(self, sql: str):
-        if "embedding_dim" in sql:
-            return [{"value": str(DIM)}]
-        return [{"r": "reader/none/reader", "a": self.adapter, "s": self.scoped}]
-
-
-@pytest.mark.parametrize("adapter, scoped", [("none", False), ("scoped", True)])
-def test_sentence_similarity_is_the_cosine_to_the_question_as_retrieval_embeds_it(embedder, adapter, scoped):
-    question = "What is the ash content of barley straw?"
-    sentences = ["Barley straw holds 6.5 % ash by dry weight.", "The county lies in the Appalachian plateau."]
-    gd: dict = {}
-    got = sentence_similarity(SettingsPlpy(adapter, scoped), gd)(question, sentences)
-    q = embedder.embed_query([question], adapted=scoped)[0]
-    assert np.allclose(got, embedder.embed(sentences) @ q, atol=1e-4)
-    assert got[0] > got[1]  # the sentence about the question is the closer one
-    # the question's vector is the one scirag.embed_query caches for this caller
-    assert len(gd["scirag_query_cache"]._items) == 1
 
 
 def test_chunk_embeddings_are_stamped_with_the_embedder_version(admin_conn, demo_corpus):

@@ -34,7 +34,6 @@ MAX_SPAN = 10  # tokens; gold short answers are rarely longer
 MAX_SENTENCES = 3  # candidate sentences per question
 MAX_SENTENCE_TOKENS = 60  # a longer "sentence" (a table row run, a list) is cut there
 MAX_QUESTION_CHARS = 4000
-MAX_SIMILARITY_CHARS = 2000  # a longer "sentence" (a table run) is embedded from its start
 # Below this confidence an answer is shown as doubtful. On the QASPER train papers the
 # shipped model was not fitted on (its trainer's checking part, 439 answered questions)
 # 6.1 % of the answers under it were right (F1 >= 0.5) and 41 % of those above it.
@@ -352,28 +351,16 @@ def quoted_sentences(sentence_answer: str | None) -> list[tuple[int, str]]:
 
 
 def candidates(
-    question: str,
-    shown: list[dict],
-    terms,
-    model: dict | None = None,
-    sentence_answer: str | None = None,
-    similarity=None,
-    details: dict | None = None,
+    question: str, shown: list[dict], terms, model: dict | None = None, sentence_answer: str | None = None
 ) -> tuple[str, list[Candidate], list]:
-    """The question type, every candidate span (and whole sentence) of the best
-    sentences (and of the sentence answer's quotes) with features, and the sentence
-    scorer's own ranking (what the abstainer and the yes/no decider were fitted on).
-    ``similarity`` (see by_similarity) reorders the best sentences the candidates come
-    from; ``details`` records what it did."""
+    """The question type and every candidate span (and whole sentence) of the best
+    sentences (and of the sentence answer's quotes), with features."""
     qtype = question_type(question)
     qterms = set(terms(question))
     span_types = set((model or {}).get("span_types") or ())
-    scored = rank_sentences(question, shown, terms, model)
-    ranked = by_similarity(similarity, question, qtype, scored, model, details)[:MAX_SENTENCES]
+    ranked = rank_sentences(question, shown, terms, model)[:MAX_SENTENCES]
     out: list[Candidate] = []
-    # the scorer's best score, whichever sentence now comes first: the span features'
-    # gap to it stays what the span scorer was fitted on
-    best = scored[0][0] if scored else 0.0
+    best = ranked[0][0] if ranked else 0.0
     seen = {uncited(x[2]) for x in ranked}
     quoted_all = quoted_sentences(sentence_answer)
     quote_set = {uncited(q) for _n, q in quoted_all}
@@ -404,37 +391,7 @@ def candidates(
             for c in out[first:]:
                 c.features["quoted"] = 1.0
                 c.features[f"{qtype}*quoted"] = 1.0
-    return qtype, out, scored[:MAX_SENTENCES]
-
-
-def by_similarity(similarity, question: str, qtype: str, ranked: list, model: dict | None, details) -> list:
-    """``ranked`` with its first ``top`` sentences reordered by the scorer's score plus
-    ``weight`` times their cosine to the question in the embedder's space (the model
-    file's "sentence_similarity", chosen on QASPER train by scripts/train_answerer.py
-    --part sentence_similarity). The linear scorer reads words; the embedder, trained
-    on question-answer pairs, reads what a sentence is about. ``similarity(question,
-    sentences)`` gives the cosines. Unchanged for a yes/no question (its verdict's
-    support is chosen apart), without the setting or a similarity, and when the
-    similarity fails (``details`` says so): it only reorders, it never fails an answer."""
-    notes = details if details is not None else {}
-    cfg = (model or {}).get("sentence_similarity") or {}
-    top, weight = int(cfg.get("top", 0)), float(cfg.get("weight", 0.0))
-    if qtype == "yes_no" or len(ranked) < 2 or top < 2 or weight == 0.0:
-        return ranked
-    if similarity is None:
-        notes["similarity"] = "unavailable"
-        return ranked
-    head = ranked[:top]
-    try:
-        cos = [float(c) for c in similarity(question, [uncited(x[2])[:MAX_SIMILARITY_CHARS] for x in head])]
-        if len(cos) != len(head):
-            raise ValueError(f"{len(cos)} cosines for {len(head)} sentences")
-    except Exception as exc:  # a reordering only; its failure must not fail the answer
-        notes["similarity"] = f"error: {type(exc).__name__}"
-        return ranked
-    order = sorted(range(len(head)), key=lambda i: -(head[i][0] + weight * cos[i]))
-    notes["similarity"] = "moved" if order[0] != 0 else "kept"
-    return [head[i] for i in order] + ranked[top:]
+    return qtype, out, ranked
 
 
 def shown_terms(shown: list[dict], terms) -> set:
@@ -587,18 +544,14 @@ def decide(
     model: dict | None = None,
     sentence_answer: str | None = None,
     reader="builtin",
-    similarity=None,
 ) -> Form:
     """The answer form for one question over the shown sources; ``sentence_answer`` is
     the offline sentence answer (its quotes are candidates too). ``reader`` cuts the
     chosen sentence to its answering words: "builtin" (the shipped span reader), a
-    span_reader.SpanReader, or None (the whole sentence). ``similarity(question,
-    sentences)`` gives cosines in the embedder's space, which reorder the scorer's best
-    sentences (by_similarity); None keeps the scorer's order."""
+    span_reader.SpanReader, or None (the whole sentence)."""
     model = model if model is not None else load_model()
     terms = _remembered(terms)
-    notes: dict = {}
-    qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer, similarity, notes)
+    qtype, cands, ranked = candidates(question, shown, terms, model, sentence_answer)
     if not ranked:
         return Form(qtype, None, None, None, 0.0, abstain=True, details={"reason": "no sentence"})
     top_score, top_n, top_sent = ranked[0][0], ranked[0][1], ranked[0][2]
@@ -647,7 +600,7 @@ def decide(
         c.score = _dot(w, c.features)
     best = max(cands, key=lambda c: c.score)
     conf = max(0.0, min(1.0, best.score)) * (1 - p_unanswerable)
-    details = {"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4), **notes}
+    details = {"span_score": round(best.score, 4), "p_unanswerable": round(p_unanswerable, 4)}
     short = best.text
     if best.text == best.sentence:
         short = short_answer(

@@ -215,27 +215,10 @@ def embed_query(plpy, gd: dict, text: str) -> str:
     hit = cache.get(key)
     if hit is not None:
         return hit
-    vec = to_pgvector(backend_embedder(plpy, gd).embed_query([text], adapted)[0])
-    cache.put(key, vec)
-    return vec
-
-
-def backend_embedder(plpy, gd: dict) -> Embedder:
-    """The backend's embedder, loaded once (kept in GD)."""
     emb = gd.get("scirag_embedder")
     if emb is None:
         dim = int(plpy.execute("SELECT value FROM scirag.settings WHERE key = 'embedding_dim'")[0]["value"])
         emb = gd["scirag_embedder"] = Embedder(threads=1, expected_dim=dim)
-    return emb
-
-
-def sentence_similarity(plpy, gd: dict):
-    """similarity(question, sentences) for the answer forms: the cosine of each sentence,
-    embedded as a chunk is, to the question, embedded as scirag.embed_query embeds it
-    (so retrieval's vector, from this backend's cache, when it just asked the same)."""
-
-    def similarity(question: str, sentences: list[str]) -> list[float]:
-        q = np.asarray(json.loads(embed_query(plpy, gd, question)), dtype=np.float32)
-        return (backend_embedder(plpy, gd).embed(list(sentences)) @ q).tolist()
-
-    return similarity
+    vec = to_pgvector(emb.embed_query([text], adapted)[0])
+    cache.put(key, vec)
+    return vec

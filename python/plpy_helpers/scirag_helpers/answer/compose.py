@@ -56,14 +56,11 @@ def answer_question(
     compress_template: prompts.Template | None = None,
     trace: dict | None = None,
     unknown_words: set | None = None,
-    similarity=None,
 ) -> dict:
     """The answer object for one question, from its retrieval rows (rank order).
     ``llm`` answers (None: the extractive answerer); ``compress_llm`` summarises when
     compression is on (None: extractive summaries); ``unknown_words`` are the
-    question's words that occur nowhere in the caller's visible corpus (None: unknown);
-    ``similarity(question, sentences)`` gives the embedder's cosines that reorder the
-    answer form's best sentences (answer_forms.by_similarity; None: the scorer's order)."""
+    question's words that occur nowhere in the caller's visible corpus (None: unknown)."""
     opts = options
     t_all = time.perf_counter()
     trace = trace if trace is not None else {"stages": []}
@@ -174,9 +171,7 @@ def answer_question(
     elif shown and answerer.startswith("extractive") and form_may_answer(question, abstained, extract.reason):
         # the answer in the question's form: "Yes"/"No", a span, a number; the
         # sentence answer stays below it as the cited support
-        form = answer_forms.decide(
-            question, shown, terms, sentence_answer=None if abstained else text, similarity=similarity
-        )
+        form = answer_forms.decide(question, shown, terms, sentence_answer=None if abstained else text)
         text, abstained = with_form(text, abstained, form)
     stages.append(
         {

@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from scirag_helpers import embedder, prompts, text as text_rules
+from scirag_helpers import prompts, text as text_rules
 from scirag_helpers.answer.compose import _json, _ms, abstention_without_evidence, answer_question
 from scirag_helpers.answer.options import AnswerError, parse_options
 from scirag_helpers.answer.sources import body_of
@@ -253,7 +253,6 @@ def answer_in_db(plpy, GD, question: str, options, llm_factory=None) -> dict:
         compress_template=compress_template,
         trace=trace,
         unknown_words=unknown,
-        similarity=embedder.sentence_similarity(plpy, GD),
     )
     trace["ms"] = _ms(t_all)
     return result
