@@ -150,3 +150,30 @@ def test_benchmark_dsn_takes_a_named_database_as_given_and_names_one_otherwise(m
     monkeypatch.setenv("SCIRAG_DSN", "host=/elsewhere port=7 dbname=papers")
     got = conninfo_to_dict(db.benchmark_dsn(None, "scirag_scitab"))
     assert (got["dbname"], got["host"]) == ("scirag_scitab", "/elsewhere")
+
+
+def test_eval_compare_pairs_two_runs_and_names_a_missing_one(run_cli, loader_conn):
+    ids = []
+    for name, f1s in (("before", (0.2, 0.5, 0.0)), ("after", (0.6, 0.5, 0.3))):
+        run = loader_conn.execute(
+            "INSERT INTO scirag.eval_runs (kind, dataset, config_name, config, corpus_fingerprint) "
+            "VALUES ('beir', %s, %s, '{}', '{}') RETURNING id",
+            (f"cmp-{uuid.uuid4().hex[:8]}", name),
+        ).fetchone()[0]
+        for i, f1 in enumerate(f1s):
+            loader_conn.execute(
+                "INSERT INTO scirag.eval_results (run_id, question_id, metrics, retrieved, ms) VALUES (%s, %s, %s, '{}', 10)",
+                (run, f"q{i}", json.dumps({"f1": f1})),
+            )
+        ids.append(run)
+    loader_conn.commit()
+    out = run_cli("eval", "compare", str(ids[0]), str(ids[1]), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["metric"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert rows["f1"]["n"] == 3 and rows["f1"]["better"] == 2 and rows["f1"]["worse"] == 0
+    assert rows["f1"]["diff"] == pytest.approx(0.7 / 3)
+    table = run_cli("eval", "compare", str(ids[1]), str(ids[0]))
+    assert re.search(r"^f1\s+3\s+0\.4667\s+0\.2333\s+-0\.2333", table.stdout, re.M), table.stdout
+    missing = max(ids) + 1000
+    bad = run_cli("eval", "compare", str(ids[0]), str(missing))
+    assert bad.returncode == 2 and f"no evaluation run {missing}" in bad.stderr

@@ -93,6 +93,7 @@ def test_summary_abstention_and_auroc():
     ]
     s = qasper.summarize(rows)
     assert s["answer_f1"] == pytest.approx(0.475)
+    assert s["answer_f1_se"] == pytest.approx(0.275)  # sample deviation 0.55 over two
     assert s["abstention_precision"] == 0.5 and s["abstention_recall"] == 0.5
     assert s["evidence_recall_at_5"] == 0.5 and s["p50_ms"] == 25.0
     assert s["confidence_auroc"] == 1.0  # the right answer is the more confident one

@@ -64,6 +64,7 @@ GROUPS: list[tuple[str, str, list[tuple[str, Callable]]]] = [
             ("answer", cli_eval.eval_answer),
             ("qasper", cli_eval.eval_qasper),
             ("report", cli_eval.eval_report),
+            ("compare", cli_eval.eval_compare),
             ("screening", cli_eval.eval_screening),
         ],
     ),

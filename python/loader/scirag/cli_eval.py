@@ -308,6 +308,38 @@ def eval_qasper(
         )
 
 
+def eval_compare(
+    run_a: int = typer.Argument(..., help="the run compared against (before)"),
+    run_b: int = typer.Argument(..., help="the run compared (after)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object per metric"),
+    dsn: Optional[str] = DsnOption,
+):
+    """Run B against run A on the questions both scored (scirag.eval_compare): per
+    metric, the questions paired, both means, the mean paired difference B - A with its
+    standard error, both medians, and how many questions went up and down. A benchmark's
+    runs live in its own database: name it in --dsn (e.g. dbname=scirag_qasper_dev)."""
+    from psycopg.rows import dict_row
+
+    target = dsn or db.default_dsn()
+    with db.connect(target, role=db.LOADER_ROLE, autocommit=True) as conn:
+        found = {r[0] for r in conn.execute("SELECT id FROM scirag.eval_runs WHERE id = ANY(%s)", ([run_a, run_b],))}
+        missing = [str(r) for r in (run_a, run_b) if r not in found]
+        if missing:
+            name = db.conninfo_to_dict(target).get("dbname") or "the default database"
+            raise typer.BadParameter(f"no evaluation run {', '.join(missing)} in {name} (scirag.eval_runs)")
+        with conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute("SELECT * FROM scirag.eval_compare(%s, %s)", (run_a, run_b)).fetchall()
+    if not rows:
+        raise typer.BadParameter(f"runs {run_a} and {run_b} share no scored question")
+    if as_json:
+        for r in rows:
+            print(json.dumps(r))
+        return
+    for r in rows:
+        r["z"] = None if not r["se"] else r["diff"] / r["se"]
+    print_table(rows, ["metric", "n", "mean_a", "mean_b", "diff", "se", "z", "median_a", "median_b", "better", "worse"])
+
+
 def eval_screening(
     dataset: Path = typer.Argument(
         ..., help="screening CSV (gzip or plain): record_id, title, abstract, label_included (1/0)"

@@ -178,6 +178,15 @@ def _mean(xs) -> float | None:
     return round(sum(xs) / len(xs), 4) if xs else None
 
 
+def _se(xs: list[float]) -> float | None:
+    """Standard error of the mean: how far the mean moves with the questions drawn (two
+    runs over the same questions are compared question by question: scirag.eval_compare)."""
+    if len(xs) < 2:
+        return None
+    m = sum(xs) / len(xs)
+    return round((sum((x - m) ** 2 for x in xs) / (len(xs) - 1) / len(xs)) ** 0.5, 4)
+
+
 def _median(xs) -> float | None:
     xs = sorted(x for x in xs if x is not None)
     if not xs:
@@ -205,10 +214,14 @@ def _auroc(pos: list[float], neg: list[float]) -> float | None:
 
 
 def summarize(rows: list[dict], right_at: float = 0.5) -> dict:
-    """Answer F1 overall and per type, abstention precision/recall on unanswerable
+    """Answer F1 overall (with its standard error) and per type, abstention precision/recall on unanswerable
     questions, evidence recall@5, latency, and how well confidence separates right
     (F1 >= right_at) from wrong answers (AUROC)."""
-    out = {"questions": len(rows), "answer_f1": _mean(r["f1"] for r in rows)}
+    out = {
+        "questions": len(rows),
+        "answer_f1": _mean(r["f1"] for r in rows),
+        "answer_f1_se": _se([r["f1"] for r in rows]),
+    }
     for t in TYPES:
         sel = [r["f1"] for r in rows if r["type"] == t]
         out[f"f1_{t}"] = _mean(sel)

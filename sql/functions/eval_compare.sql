@@ -1,0 +1,49 @@
+-- Deploy scirag:functions/eval_compare
+-- Two evaluation runs side by side, question by question. A change of configuration is
+-- judged on the questions both runs answered: the mean of the paired differences and its
+-- standard error say whether a gain is more than the spread of single questions (a 0.004
+-- move in Answer F1 over 1,005 QASPER questions is about one standard error).
+-- SECURITY INVOKER: it reads eval_results under the caller's own policies
+-- (policies/eval_scope), so a reader compares only the runs and questions it may see.
+BEGIN;
+
+CREATE FUNCTION scirag.eval_compare(run_a bigint, run_b bigint)
+RETURNS TABLE (metric text, n bigint, mean_a double precision, mean_b double precision,
+               diff double precision, se double precision, median_a double precision,
+               median_b double precision, better bigint, worse bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  WITH v AS (
+    -- every number (and yes/no as 1/0) a question's metrics hold, and its time as "ms"
+    SELECT r.run_id, r.question_id, m.key AS metric,
+           CASE jsonb_typeof(m.value)
+             WHEN 'number' THEN (m.value #>> '{}')::double precision
+             ELSE CASE WHEN (m.value #>> '{}')::boolean THEN 1.0 ELSE 0.0 END
+           END AS x
+    FROM scirag.eval_results r, jsonb_each(r.metrics) m
+    WHERE r.run_id IN (run_a, run_b) AND jsonb_typeof(m.value) IN ('number', 'boolean')
+    UNION ALL
+    SELECT r.run_id, r.question_id, 'ms', r.ms
+    FROM scirag.eval_results r
+    WHERE r.run_id IN (run_a, run_b) AND r.ms IS NOT NULL
+  ), paired AS (
+    SELECT a.metric, a.x AS xa, b.x AS xb
+    FROM v a JOIN v b ON b.question_id = a.question_id AND b.metric = a.metric
+    WHERE a.run_id = run_a AND b.run_id = run_b
+  )
+  SELECT metric, count(*), avg(xa), avg(xb), avg(xb - xa),
+         stddev_samp(xb - xa) / sqrt(count(*)),
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY xa),
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY xb),
+         count(*) FILTER (WHERE xb > xa), count(*) FILTER (WHERE xb < xa)
+  FROM paired
+  GROUP BY metric
+  ORDER BY metric
+$$;
+COMMENT ON FUNCTION scirag.eval_compare(bigint, bigint) IS
+  'Run B against run A on the questions both scored, one row per per-question metric (numbers; true/false as 1/0; the question''s time as ms): questions paired, both means, the mean paired difference B - A and its standard error, both medians, and how many questions went up and down. Reads under the caller''s row-level security.';
+REVOKE ALL ON FUNCTION scirag.eval_compare(bigint, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scirag.eval_compare(bigint, bigint) TO scirag_reader, scirag_loader;
+
+COMMIT;
