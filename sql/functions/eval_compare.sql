@@ -44,6 +44,7 @@ $$;
 COMMENT ON FUNCTION scirag.eval_compare(bigint, bigint) IS
   'Run B against run A on the questions both scored, one row per per-question metric (numbers; true/false as 1/0; the question''s time as ms): questions paired, both means, the mean paired difference B - A and its standard error, both medians, and how many questions went up and down. Reads under the caller''s row-level security.';
 REVOKE ALL ON FUNCTION scirag.eval_compare(bigint, bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION scirag.eval_compare(bigint, bigint) TO scirag_reader, scirag_loader;
+-- scirag_api runs what readers may run (the reader API calls on their behalf)
+GRANT EXECUTE ON FUNCTION scirag.eval_compare(bigint, bigint) TO scirag_reader, scirag_loader, scirag_api;
 
 COMMIT;
