@@ -1,8 +1,9 @@
 -- Deploy scirag:functions/eval_compare
 -- Two evaluation runs side by side, question by question. A change of configuration is
 -- judged on the questions both runs answered: the mean of the paired differences and its
--- standard error say whether a gain is more than the spread of single questions (a 0.004
--- move in Answer F1 over 1,005 QASPER questions is about one standard error).
+-- standard error say whether a gain is more than the spread of single questions.
+-- The standard error treats questions as independent; a run's times are not (they drift
+-- with the machine), so for ms it understates the noise: compare times by alternating runs.
 -- SECURITY INVOKER: it reads eval_results under the caller's own policies
 -- (policies/eval_scope), so a reader compares only the runs and questions it may see.
 BEGIN;

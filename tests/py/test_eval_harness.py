@@ -137,3 +137,27 @@ def test_the_report_renders_with_charts(dsn, demo_corpus, tmp_path):
     assert html.startswith("<!doctype html>") and html.count("<svg") >= 2
     assert "pytest-demo: ablation" in html and "interactive-no_vector" in html
     assert "mechanical checks" in html and "git commit" in html
+
+
+def test_the_report_compares_each_configurations_latest_run_with_the_one_before(dsn, loader_conn, tmp_path):
+    # three runs of one configuration: the report pairs the last two, not the first
+    for f1s in ((0.9, 0.9), (0.2, 0.4), (0.6, 0.4)):
+        run = loader_conn.execute(
+            "INSERT INTO scirag.eval_runs (kind, dataset, config_name, config, corpus_fingerprint, finished_at) "
+            "VALUES ('beir', 'report-changes', 'cfg', '{}', '{}', now()) RETURNING id"
+        ).fetchone()[0]
+        for i, f1 in enumerate(f1s):
+            loader_conn.execute(
+                "INSERT INTO scirag.eval_results (run_id, question_id, metrics, retrieved) VALUES (%s, %s, %s, '{}')",
+                (run, f"q{i}", json.dumps({"f1": f1})),
+            )
+    loader_conn.commit()
+    html = report.write_report([dsn], tmp_path / "report.html").read_text()
+    section = html[html.index("Since the previous run") :]
+    block = section[section.index("report-changes") :]
+    assert f"run {run - 1} &rarr; run {run}" in block
+    # f1 before 0.300, after 0.500, up by 0.200 (one question up by 0.4, one the same)
+    assert (
+        "<td>f1</td><td>2</td><td>0.300</td><td>0.500</td><td>0.200</td><td>0.200</td><td>1.000</td><td>1</td><td>0</td>"
+        in block
+    )

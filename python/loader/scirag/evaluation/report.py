@@ -210,7 +210,19 @@ def collect(dsn: str) -> dict:
                                           WHERE a.run_id = ANY (%s) ORDER BY a.run_id, a.question_id""",
                 (list(latest.values()),),
             )
-    return {"retrieval": retrieval, "answers": answers, "per_question": per_question}
+        changes = fetch(conn, CHANGES_SQL)
+    return {"retrieval": retrieval, "answers": answers, "per_question": per_question, "changes": changes}
+
+
+# Each configuration's latest run against the one before it, question by question.
+CHANGES_SQL = """
+WITH last_two AS (
+  SELECT kind, dataset, config_name, (array_agg(id ORDER BY started_at DESC, id DESC))[1:2] AS ids
+  FROM scirag.eval_runs WHERE finished_at IS NOT NULL
+  GROUP BY kind, dataset, config_name HAVING count(*) >= 2)
+SELECT l.kind, l.dataset, l.config_name, l.ids[2] AS run_a, l.ids[1] AS run_b, c.*
+FROM last_two l, scirag.eval_compare(l.ids[2], l.ids[1]) c
+ORDER BY l.dataset, l.config_name, l.kind, c.metric"""
 
 
 # ---------------------------------------------------------------------------------
@@ -260,6 +272,7 @@ def render(data_by_db: dict[str, dict]) -> str:
         parts.append(f"<h2>Database <code>{esc(dbname)}</code></h2>")
         parts.append(retrieval_section(data["retrieval"]))
         parts.append(answer_section(data["answers"], data["per_question"]))
+        parts.append(changes_section(data.get("changes") or []))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -315,6 +328,38 @@ def retrieval_section(runs: list[dict]) -> str:
                 out.append(line_chart(series, title=f"{dataset}: {names[m]} history"))
         if all(len([r for r in rs if r["config_name"] == c]) == 1 for c in configs):
             out.append("<p class='note'>Metric history appears once a configuration has been run more than once.</p>")
+    return "\n".join(out)
+
+
+def changes_section(rows: list[dict]) -> str:
+    """Each configuration's latest run against the one before (scirag.eval_compare): did
+    the last change move a metric by more than the spread of single questions?"""
+    out = ["<h3>Since the previous run, question by question</h3>"]
+    if not rows:
+        out.append(
+            "<p class='note'>Once a configuration has been run twice, its latest run is compared here "
+            "with the one before on the questions both scored (<code>scirag.eval_compare</code>).</p>"
+        )
+        return "\n".join(out)
+    out.append(
+        "<p class='note'>The latest run of each configuration against the one before it, on the questions "
+        "both scored (<code>scirag.eval_compare</code>): the mean paired difference (after - before) and "
+        "its standard error; |z| below 2 is within the spread of single questions. Not for times (ms): they drift "
+        "with the machine between runs, so even the same code shows a difference there.</p>"
+    )
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["kind"], r["dataset"], r["config_name"], r["run_a"], r["run_b"]), []).append(r)
+    for (kind, dataset, config, run_a, run_b), rs in groups.items():
+        out.append(f"<p><b>{esc(dataset)}</b> ({esc(kind)}), {esc(config)}: run {run_a} &rarr; run {run_b}</p>")
+        cells = [dict(r, z=r["diff"] / r["se"] if r["se"] else None) for r in rs]
+        out.append(
+            table(
+                ["metric", "n", "mean_a", "mean_b", "diff", "se", "z", "better", "worse"],
+                cells,
+                {"mean_a": "before", "mean_b": "after", "better": "up", "worse": "down"},
+            )
+        )
     return "\n".join(out)
 
 
