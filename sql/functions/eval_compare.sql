@@ -10,8 +10,8 @@ BEGIN;
 
 CREATE FUNCTION scirag.eval_compare(run_a bigint, run_b bigint)
 RETURNS TABLE (metric text, n bigint, mean_a double precision, mean_b double precision,
-               diff double precision, se double precision, median_a double precision,
-               median_b double precision, better bigint, worse bigint)
+               diff double precision, se double precision, z double precision,
+               median_a double precision, median_b double precision, better bigint, worse bigint)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -35,6 +35,8 @@ AS $$
   )
   SELECT metric, count(*), avg(xa), avg(xb), avg(xb - xa),
          stddev_samp(xb - xa) / sqrt(count(*)),
+         -- the difference in standard errors; none when the differences do not vary
+         avg(xb - xa) / nullif(stddev_samp(xb - xa) / sqrt(count(*)), 0),
          percentile_cont(0.5) WITHIN GROUP (ORDER BY xa),
          percentile_cont(0.5) WITHIN GROUP (ORDER BY xb),
          count(*) FILTER (WHERE xb > xa), count(*) FILTER (WHERE xb < xa)
@@ -43,7 +45,7 @@ AS $$
   ORDER BY metric
 $$;
 COMMENT ON FUNCTION scirag.eval_compare(bigint, bigint) IS
-  'Run B against run A on the questions both scored, one row per per-question metric (numbers; true/false as 1/0; the question''s time as ms): questions paired, both means, the mean paired difference B - A and its standard error, both medians, and how many questions went up and down. Reads under the caller''s row-level security.';
+  'Run B against run A on the questions both scored, one row per per-question metric (numbers; true/false as 1/0; the question''s time as ms): questions paired, both means, the mean paired difference B - A, its standard error and their ratio z, both medians, and how many questions went up and down. Reads under the caller''s row-level security.';
 REVOKE ALL ON FUNCTION scirag.eval_compare(bigint, bigint) FROM PUBLIC;
 -- scirag_api runs what readers may run (the reader API calls on their behalf)
 GRANT EXECUTE ON FUNCTION scirag.eval_compare(bigint, bigint) TO scirag_reader, scirag_loader, scirag_api;

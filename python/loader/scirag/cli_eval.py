@@ -316,8 +316,8 @@ def eval_compare(
 ):
     """Run B against run A on the questions both scored (scirag.eval_compare): per
     metric, the questions paired, both means, the mean paired difference B - A with its
-    standard error, both medians, and how many questions went up and down. A benchmark's
-    runs live in its own database: name it in --dsn (e.g. dbname=scirag_qasper_dev)."""
+    standard error and z (their ratio), both medians, and how many questions went up and
+    down. A benchmark's runs live in its own database: name it in --dsn (e.g. dbname=scirag_qasper_dev)."""
     from psycopg.rows import dict_row
 
     target = dsn or db.default_dsn()
@@ -335,8 +335,6 @@ def eval_compare(
         for r in rows:
             print(json.dumps(r))
         return
-    for r in rows:
-        r["z"] = None if not r["se"] else r["diff"] / r["se"]
     print_table(rows, ["metric", "n", "mean_a", "mean_b", "diff", "se", "z", "median_a", "median_b", "better", "worse"])
 
 

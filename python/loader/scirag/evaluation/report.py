@@ -352,11 +352,10 @@ def changes_section(rows: list[dict]) -> str:
         groups.setdefault((r["kind"], r["dataset"], r["config_name"], r["run_a"], r["run_b"]), []).append(r)
     for (kind, dataset, config, run_a, run_b), rs in groups.items():
         out.append(f"<p><b>{esc(dataset)}</b> ({esc(kind)}), {esc(config)}: run {run_a} &rarr; run {run_b}</p>")
-        cells = [dict(r, z=r["diff"] / r["se"] if r["se"] else None) for r in rs]
         out.append(
             table(
                 ["metric", "n", "mean_a", "mean_b", "diff", "se", "z", "better", "worse"],
-                cells,
+                rs,
                 {"mean_a": "before", "mean_b": "after", "better": "up", "worse": "down"},
             )
         )
