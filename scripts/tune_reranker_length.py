@@ -17,6 +17,10 @@ model's median time per question. The choice is the shortest length whose recall
 at least that of the folder's own max_length: a shorter pair that ranks as well costs
 less and loses nothing measured.
 
+`--openings 4,6` scores the same pools at each number of paragraph openings as well
+(each chunk's first N; the model folder's `paragraphs` caps N), which is how the
+interactive profile's `paragraphs` is chosen; the length is chosen at the first.
+
 The query adapter the server uses must not have seen these papers, or the fused order
 is already good and the model's share looks smaller than it is (docs/answers.md,
 "Train figures of retrieval"): fit one without them first
@@ -78,7 +82,18 @@ def main(argv=None) -> int:
     ap.add_argument("--papers", type=int, default=400, help="the first N QASPER train papers (by id)")
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--write", action="store_true", help="write the chosen length into MODEL_DIR/reranker.json")
+    ap.add_argument(
+        "--openings",
+        default=str(OPENINGS),
+        help=f"comma-separated paragraph openings to compare (default: the interactive profile's, {OPENINGS})",
+    )
     args = ap.parse_args(argv)
+    try:
+        openings = [int(v) for v in args.openings.split(",")]
+    except ValueError:
+        raise SystemExit(f"--openings {args.openings!r}: give whole numbers separated by commas, e.g. 4,6") from None
+    if not openings or min(openings) < 1:
+        raise SystemExit(f"--openings {args.openings!r}: each must be at least 1")
 
     cfg = read_model_config(str(args.model_dir))
     if cfg.max_length is None or cfg.fused_weight_one_document is None:
@@ -91,21 +106,31 @@ def main(argv=None) -> int:
     print(f"{len(asked)} questions of the first {args.papers} train papers: fetching their pools", file=sys.stderr)
     got = pools(dsn, [it.question for it in asked], POOL, [qasper.doc_id(it.paper_id) for it in asked], "interactive")
 
-    figures, times = {}, {}
-    for n in [n for n in LENGTHS if n <= cfg.max_length]:
-        model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=cfg.max_length).at_most(OPENINGS)
-        model.max_length_one_document = n
-        model.tokenizer_one_document.enable_truncation(max_length=n, strategy="longest_first")
-        figures[n], times[n] = recall_at_5(model, asked, got, cfg.fused_weight_one_document)
-        print(f"length {n}: recall@5 {figures[n]}, model p50 {times[n]} ms", file=sys.stderr)
+    by_openings = {}
+    for o in openings:
+        figures, times = {}, {}
+        for n in [n for n in LENGTHS if n <= cfg.max_length]:
+            model = CrossEncoderReranker(str(args.model_dir), batch_size=16, max_length=cfg.max_length).at_most(o)
+            model.max_length_one_document = n
+            model.tokenizer_one_document.enable_truncation(max_length=n, strategy="longest_first")
+            figures[n], times[n] = recall_at_5(model, asked, got, cfg.fused_weight_one_document)
+            print(f"openings {o}, length {n}: recall@5 {figures[n]}, model p50 {times[n]} ms", file=sys.stderr)
+        by_openings[o] = (figures, times)
+    figures, times = by_openings[openings[0]]
     adapter = embedder.ADAPTER_DIR / "adapter.npy"
     result = {
         "questions": len(asked),
+        "openings": openings[0],
         "recall@5": {str(n): r for n, r in figures.items()},
         "model_p50_ms": {str(n): t for n, t in times.items()},
         "chosen": choose_length(figures, cfg.max_length),
         "adapter_sha256": hashlib.sha256(adapter.read_bytes()).hexdigest() if adapter.is_file() else None,
     }
+    if len(openings) > 1:
+        result["by_openings"] = {
+            str(o): {"recall@5": {str(n): r for n, r in f.items()}, "model_p50_ms": {str(n): t for n, t in t_.items()}}
+            for o, (f, t_) in by_openings.items()
+        }
     if args.write:
         result["reranker.json"] = write_config(args.model_dir, {"max_length_one_document": result["chosen"]})
     print(json.dumps(result, indent=2))

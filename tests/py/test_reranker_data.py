@@ -356,3 +356,11 @@ def test_the_one_document_length_is_the_shortest_that_ranks_as_well_as_the_model
     assert tune.choose_length({24: 0.853, 32: 0.870, 40: 0.866, 64: 0.862}, 64) == 32
     assert tune.choose_length({24: 0.853, 32: 0.861, 40: 0.859, 64: 0.862}, 64) == 64  # every cut loses
     assert tune.choose_length({24: 0.862, 64: 0.862}, 64) == 24  # a tie is no loss
+
+
+def test_the_openings_to_compare_must_be_whole_numbers_of_at_least_one():
+    tune = load_script("tune_reranker_length")
+    with pytest.raises(SystemExit, match=r"--openings '4,six': give whole numbers"):
+        tune.main(["some-folder", "--openings", "4,six"])
+    with pytest.raises(SystemExit, match=r"--openings '0,4': each must be at least 1"):
+        tune.main(["some-folder", "--openings", "0,4"])
