@@ -18,7 +18,10 @@ by paper; ``--part yes_no --papers 888`` refits it alone on every train paper's 
 questions (about 470) and leaves the other models in the file as they are;
 ``--part abstain_threshold --papers 888`` chooses the abstainer's threshold again with
 the weights in the file (at least MIN_ABSTENTIONS abstentions on the fitting part, right
-ABSTAIN_PRECISION of the time, or never).
+ABSTAIN_PRECISION of the time, or never); ``--part abstain_report --papers 888`` writes
+nothing and prints how well the abstainer in the file tells unanswerable questions
+apart on each part (AUROC, and its best precision at recall >= 0.5 against the base
+rate).
 """
 
 from __future__ import annotations
@@ -250,6 +253,32 @@ def abstain_threshold(outcomes: list[tuple[float, bool]]) -> dict:
     return {"threshold": chosen, "min_precision": ABSTAIN_PRECISION, "min_abstentions": MIN_ABSTENTIONS}
 
 
+def abstain_separation(outcomes: list[tuple[float, bool]]) -> dict:
+    """How well P(unanswerable) tells the unanswerable questions apart: AUROC, and the
+    best precision over the thresholds that reach recall 0.5 (the operating point the
+    project's target names), beside the base rate that a guess gets. Linear after the
+    sort; tied probabilities are taken together, as a threshold takes them."""
+    pos = [p for p, u in outcomes if u]
+    neg = [p for p, u in outcomes if not u]
+    ordered = sorted(outcomes, key=lambda o: -o[0])
+    best, right, i = None, 0, 0
+    while i < len(ordered):
+        j = i
+        while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+            j += 1
+        right += sum(1 for k in range(i, j) if ordered[k][1])
+        i = j
+        if pos and right / len(pos) >= 0.5:
+            best = max(best or 0.0, right / j)
+    return {
+        "questions": len(outcomes),
+        "unanswerable": len(pos),
+        "base_rate": round(len(pos) / len(outcomes), 4) if outcomes else None,
+        "auroc": qasper.auroc(pos, neg),
+        "precision_at_recall_0.5": round(best, 4) if best is not None else None,
+    }
+
+
 def yes_no_rows(rows: list[dict], model: dict) -> list[tuple]:
     """(paper, features, F1 of "Yes", F1 of "No", label) for each yes/no-form question."""
     out = []
@@ -377,11 +406,13 @@ def main() -> None:
     )
     ap.add_argument(
         "--part",
-        choices=("all", "yes_no", "abstain_threshold"),
+        choices=("all", "yes_no", "abstain_threshold", "abstain_report"),
         default="all",
         help="yes_no: refit only the yes/no decider, on the yes/no questions of the papers chosen, "
         "into the existing model file (the other models stay as they are); abstain_threshold: "
-        "choose only the abstainer's threshold again, on the fitting part, with the weights in the file",
+        "choose only the abstainer's threshold again, on the fitting part, with the weights in the file; "
+        "abstain_report: print how well the abstainer in the file separates unanswerable questions "
+        "on each part, writing nothing",
     )
     args = ap.parse_args()
     papers, items, dsn = train_papers(args.data, args.papers, args.dsn)
@@ -398,6 +429,11 @@ def main() -> None:
     check_rows = [r for r in rows if r["item"].paper_id in check_ids]
     if args.part == "abstain_threshold":
         return rechoose_threshold(args.out, fit_rows, check_rows)
+    if args.part == "abstain_report":
+        model = json.loads(args.out.read_text(encoding="utf-8"))
+        parts = {"fit": fit_rows, "check": check_rows}
+        print(json.dumps({k: abstain_separation(abstain_outcomes(v, model)) for k, v in parts.items()}, indent=1))
+        return None
     t0 = time.monotonic()
     span_types = tuple(x for x in args.span_types.split(",") if x)
     bad = set(span_types) - set(answer_forms.QTYPES)

@@ -250,6 +250,35 @@ def test_the_abstainer_acts_only_where_enough_of_its_abstentions_were_right():
     assert abstain_threshold([(0.8, i % 2 == 0) for i in range(100)])["threshold"] == 2.0
 
 
+def test_the_abstainers_separation_report_tells_a_signal_from_a_guess():
+    import sys
+
+    from scirag.db import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_answerer import abstain_separation
+
+    # every unanswerable question above every answerable one
+    clean = [(0.9, True)] * 10 + [(0.1, False)] * 90
+    assert abstain_separation(clean) == {
+        "questions": 100,
+        "unanswerable": 10,
+        "base_rate": 0.1,
+        "auroc": 1.0,
+        "precision_at_recall_0.5": 1.0,
+    }
+    # one probability for all: recall 0.5 is reached only by abstaining on everything,
+    # so the precision is the base rate, and the AUROC is chance
+    flat = [(0.3, i % 10 == 0) for i in range(100)]
+    assert abstain_separation(flat)["precision_at_recall_0.5"] == 0.1
+    assert abstain_separation(flat)["auroc"] == 0.5
+    # half the unanswerable ones on top beside as many answerable ones: 0.5 at recall 0.5,
+    # the best any threshold gives (going deeper only adds answerable questions first)
+    mixed = [(0.8, True)] * 5 + [(0.8, False)] * 5 + [(0.2, False)] * 80 + [(0.1, True)] * 5
+    assert abstain_separation(mixed)["precision_at_recall_0.5"] == 0.5
+    assert abstain_separation([])["precision_at_recall_0.5"] is None
+
+
 def test_the_sentence_scorer_learns_the_order_within_a_question_not_which_questions_are_easy():
     import random
     import sys

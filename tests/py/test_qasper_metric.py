@@ -127,8 +127,8 @@ def test_summary_answer_holds_gold_counts_answered_written_questions_only():
 
 
 def test_auroc_counts_ties_half():
-    assert qasper._auroc([0.5, 0.5], [0.5]) == 0.5
-    assert qasper._auroc([], [0.1]) is None
+    assert qasper.auroc([0.5, 0.5], [0.5]) == 0.5
+    assert qasper.auroc([], [0.1]) is None
 
 
 def test_read_split_and_select(tmp_path):

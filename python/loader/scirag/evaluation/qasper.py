@@ -195,7 +195,7 @@ def _median(xs) -> float | None:
     return round((xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2), 1)
 
 
-def _auroc(pos: list[float], neg: list[float]) -> float | None:
+def auroc(pos: list[float], neg: list[float]) -> float | None:
     """Probability that a right answer's confidence beats a wrong one's (ties count half)."""
     if not pos or not neg:
         return None
@@ -238,7 +238,7 @@ def summarize(rows: list[dict], right_at: float = 0.5) -> dict:
     )
     out["p50_ms"] = _median(r["ms"] for r in rows)
     conf = [r for r in rows if r.get("confidence") is not None and not r["abstained"]]
-    out["confidence_auroc"] = _auroc(
+    out["confidence_auroc"] = auroc(
         [r["confidence"] for r in conf if r["f1"] >= right_at], [r["confidence"] for r in conf if r["f1"] < right_at]
     )
     return out
