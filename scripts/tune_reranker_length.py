@@ -128,8 +128,11 @@ def main(argv=None) -> int:
     }
     if len(openings) > 1:
         result["by_openings"] = {
-            str(o): {"recall@5": {str(n): r for n, r in f.items()}, "model_p50_ms": {str(n): t for n, t in t_.items()}}
-            for o, (f, t_) in by_openings.items()
+            str(o): {
+                "recall@5": {str(n): r for n, r in rec.items()},
+                "model_p50_ms": {str(n): t for n, t in ms.items()},
+            }
+            for o, (rec, ms) in by_openings.items()
         }
     if args.write:
         result["reranker.json"] = write_config(args.model_dir, {"max_length_one_document": result["chosen"]})
