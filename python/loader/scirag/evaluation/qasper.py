@@ -196,7 +196,8 @@ def _median(xs) -> float | None:
 
 
 def auroc(pos: list[float], neg: list[float]) -> float | None:
-    """Probability that a right answer's confidence beats a wrong one's (ties count half)."""
+    """Probability that a positive's score beats a negative's (ties count half): a right
+    answer's confidence against a wrong one's here, P(unanswerable) in train_answerer."""
     if not pos or not neg:
         return None
     ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
